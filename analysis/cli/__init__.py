@@ -1,0 +1,41 @@
+"""``python -m analysis``: one sub-command per module in this package.
+
+Each command module defines ``register(subparsers)``, which adds its parser
+and sets ``handler`` to a function taking the parsed arguments and returning
+an exit code. A command that meets bad input raises ``CommandError``: the CLI
+prints its one-line message to stderr and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# Modules under analysis.cli, in the order ``--help`` lists them.
+COMMAND_MODULES = [
+    "model_cmds",
+]
+
+
+class CommandError(Exception):
+    """Bad user input: printed as one line, exit status 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m analysis", description=__doc__.splitlines()[0])
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"analysis.cli.{name}").register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except CommandError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

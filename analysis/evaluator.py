@@ -1,0 +1,122 @@
+"""One evaluation API for every model family.
+
+Searches, the CLI, the workers and the site all talk to an ``Evaluator``: a
+list of boards in, a list of ``Evaluation`` out, one forward pass per call.
+Scores are always from the side to move's point of view.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Hashable, Protocol, Sequence, runtime_checkable
+
+import chess
+import numpy as np
+
+
+@dataclass
+class Evaluation:
+    """What a model says about one position, from the side to move's view.
+
+    ``score`` is the expected score in [0, 1] (win = 1, draw = 0.5).
+    ``policy`` covers legal moves only and sums to 1 (empty when there is no
+    legal move or the model has no policy). ``attention``, when asked for, has
+    shape (layers, heads, 64, 64) indexed by real squares (a1 = 0 ... h8 = 63).
+    """
+
+    score: float
+    wdl: tuple[float, float, float] | None = None
+    policy: dict[chess.Move, float] = field(default_factory=dict)
+    extras: dict[str, Any] = field(default_factory=dict)
+    attention: np.ndarray | None = None
+
+    def top_moves(self, n: int = 5) -> list[tuple[chess.Move, float]]:
+        return sorted(self.policy.items(), key=lambda kv: kv[1], reverse=True)[:n]
+
+    def best_move(self) -> chess.Move | None:
+        return max(self.policy, key=self.policy.__getitem__) if self.policy else None
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    """Anything that scores positions in batches."""
+
+    name: str
+    has_policy: bool
+    has_wdl: bool
+    has_attention: bool
+
+    def evaluate(self, boards: Sequence[chess.Board], *, attention: bool = False,
+                 temperature: float = 1.0) -> list[Evaluation]: ...
+
+    def cache_key(self, board: chess.Board) -> Hashable:
+        """Equal keys mean equal outputs: what the network sees, not the board's identity."""
+        ...
+
+
+def wdl_to_score(wdl: Sequence[float]) -> float:
+    w, d, _ = wdl
+    return float(w + 0.5 * d)
+
+
+# ChessBench (Ruoss et al., eq. in section 2): win% = 100 / (1 + exp(-0.00368208 * cp)).
+WIN_PERCENT_SLOPE = 0.00368208
+
+
+def centipawns_to_score(cp: float) -> float:
+    return 1.0 / (1.0 + math.exp(-WIN_PERCENT_SLOPE * cp))
+
+
+def score_to_centipawns(score: float, limit: int = 10_000) -> int:
+    """Inverse of the win-percentage formula, clamped to +-``limit``."""
+    s = min(max(score, 1e-9), 1 - 1e-9)
+    cp = -math.log(1.0 / s - 1.0) / WIN_PERCENT_SLOPE
+    return int(round(max(-limit, min(limit, cp))))
+
+
+def softmax_over_legal(logits: np.ndarray, moves: Sequence[chess.Move], indices: np.ndarray,
+                       temperature: float = 1.0) -> dict[chess.Move, float]:
+    """Softmax of ``logits[indices]`` at ``temperature``; illegal moves get nothing."""
+    if len(moves) == 0:
+        return {}
+    if temperature <= 0:
+        raise ValueError("temperature must be positive")
+    chosen = logits[indices].astype(np.float64) / temperature
+    chosen -= chosen.max()
+    probs = np.exp(chosen)
+    probs /= probs.sum()
+    return dict(zip(moves, probs.tolist()))
+
+
+_PIECE_VALUES = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9, chess.KING: 0}
+
+
+class MaterialEvaluator:
+    """Material count squashed to an expected score; uniform policy.
+
+    A small, trustworthy evaluator for tests, baselines and searches that need
+    no network. One pawn is worth 100 centipawns on the ChessBench curve.
+    """
+
+    name = "material"
+    has_policy = False
+    has_wdl = False
+    has_attention = False
+
+    def evaluate(self, boards: Sequence[chess.Board], *, attention: bool = False,
+                 temperature: float = 1.0) -> list[Evaluation]:
+        out = []
+        for board in boards:
+            balance = sum(
+                value * (len(board.pieces(piece, board.turn)) - len(board.pieces(piece, not board.turn)))
+                for piece, value in _PIECE_VALUES.items()
+            )
+            moves = list(board.legal_moves)
+            policy = {m: 1.0 / len(moves) for m in moves} if moves else {}
+            out.append(Evaluation(score=centipawns_to_score(100 * balance), policy=policy,
+                                  extras={"material": balance}))
+        return out
+
+    def cache_key(self, board: chess.Board) -> Hashable:
+        return board.board_fen(), board.turn
