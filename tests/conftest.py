@@ -1,0 +1,64 @@
+"""Shared test fixtures and the rules for optional tools.
+
+Tests that need Stockfish, Chromium, PostgreSQL or the shared reference data
+skip with a reason when those are absent locally; under CI=true they fail
+instead, so CI always runs every test.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = ROOT.parent / "shared" / "data"
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def _missing(reason: str):
+    if IN_CI:
+        pytest.fail(f"{reason} (CI=true: this test must run in CI)")
+    pytest.skip(reason)
+
+
+def stockfish_path() -> str | None:
+    return shutil.which("stockfish") or (shutil.which("stockfish", path="/usr/games"))
+
+
+def require_stockfish() -> str:
+    path = stockfish_path()
+    if path is None:
+        _missing("Stockfish not found on PATH or in /usr/games (apt-get install stockfish)")
+    return path
+
+
+def require_chromium() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium", path="/usr/bin")
+    if path is None:
+        _missing("Chromium not found (apt-get install chromium)")
+    return path
+
+
+def require_shared_data(relative: str = "") -> Path:
+    path = SHARED_DATA / relative
+    if not path.exists():
+        _missing(f"shared reference data {path} is absent")
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tmp_path_factory) -> Path:
+    """An untrained cf-tiny checkpoint, made once per session."""
+    from analysis.checkpoint import save_checkpoint
+    from analysis.models.chessformer import PRESETS, Chessformer
+
+    import torch
+
+    torch.manual_seed(0)
+    model = Chessformer(PRESETS["cf-tiny"])
+    path = tmp_path_factory.mktemp("ckpt") / "cf-tiny.safetensors"
+    save_checkpoint(path, model, trained=False, provenance={"source": "tests: random init, seed 0"})
+    return path
