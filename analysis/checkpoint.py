@@ -1,0 +1,203 @@
+"""Checkpoints: one ``.safetensors`` file, metadata in its header, nothing pickled.
+
+Header metadata (all strings, as safetensors requires):
+
+=================  ============================================================
+``format``         ``sightline-checkpoint``
+``format_version`` ``1``
+``family``         model family, e.g. ``chessformer``
+``config``         the family's config dataclass as JSON
+``input_encoding`` the board encoding the network was trained on
+``trained``        ``true`` or ``false``: random weights are never passed off as trained
+``provenance``     JSON: data, steps, wall time, hardware, seed ...
+``metrics``        JSON: what the network measured (puzzles, STS, Elo ...)
+=================  ============================================================
+
+Loading reads and checks the header and every tensor's name, dtype and shape
+before it touches tensor data; any problem is one ``CheckpointError`` whose
+message names it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from analysis.models import family_module
+
+FORMAT = "sightline-checkpoint"
+FORMAT_VERSION = 1
+_MAX_HEADER = 100 * 1024 * 1024
+_DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
+
+
+class CheckpointError(ValueError):
+    """A checkpoint file that cannot be used, with the reason."""
+
+
+@dataclass
+class CheckpointMeta:
+    family: str
+    config: dict[str, Any]
+    input_encoding: str
+    trained: bool
+    provenance: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    format_version: int = FORMAT_VERSION
+
+    def to_header(self) -> dict[str, str]:
+        return {
+            "format": FORMAT, "format_version": str(self.format_version), "family": self.family,
+            "config": json.dumps(self.config, sort_keys=True), "input_encoding": self.input_encoding,
+            "trained": "true" if self.trained else "false",
+            "provenance": json.dumps(self.provenance, sort_keys=True),
+            "metrics": json.dumps(self.metrics, sort_keys=True),
+        }
+
+
+def save_checkpoint(path: str | Path, model: torch.nn.Module, *, trained: bool,
+                    provenance: dict[str, Any] | None = None, metrics: dict[str, Any] | None = None) -> Path:
+    """Write ``model`` with its metadata; the file appears whole or not at all."""
+    family = family_module(model.family)
+    meta = CheckpointMeta(family=model.family, config=model.config.to_dict(), input_encoding=family.INPUT_ENCODING,
+                          trained=trained, provenance=provenance or {}, metrics=metrics or {})
+    tensors = {name: t.detach().to("cpu").contiguous() for name, t in model.state_dict().items()}
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    save_file(tensors, str(partial), metadata=meta.to_header())
+    os.replace(partial, path)
+    return path
+
+
+def read_header(path: str | Path) -> tuple[CheckpointMeta, dict[str, tuple[str, list[int]]]]:
+    """Metadata and {tensor name: (dtype, shape)}, checked, without reading tensor data."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"{path}: no such file")
+    size = path.stat().st_size
+    with path.open("rb") as f:
+        start = f.read(8)
+        if start[:4] == b"PK\x03\x04":  # torch.save's zip container
+            raise _pickled(path)
+        if len(start) < 8:
+            raise CheckpointError(f"{path}: truncated: {size} bytes is too short for a safetensors header")
+        (header_len,) = struct.unpack("<Q", start)
+        if header_len > min(_MAX_HEADER, size - 8):
+            if start[:1] == b"\x80":  # pickle protocol 2+ opcode
+                raise _pickled(path)
+            raise CheckpointError(f"{path}: not a safetensors file, or truncated: its header claims "
+                                  f"{header_len} bytes but the file has {size - 8} after the length")
+        raw = f.read(header_len)
+    try:
+        header = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        if start[:1] == b"\x80":
+            raise _pickled(path) from None
+        raise CheckpointError(f"{path}: damaged safetensors header ({exc})") from None
+    if not isinstance(header, dict):
+        raise CheckpointError(f"{path}: damaged safetensors header (not a JSON object)")
+
+    metadata = header.pop("__metadata__", None) or {}
+    tensors: dict[str, tuple[str, list[int]]] = {}
+    data_end = 0
+    for name, info in header.items():
+        try:
+            dtype, shape, (begin, end) = info["dtype"], list(info["shape"]), info["data_offsets"]
+        except (KeyError, TypeError, ValueError):
+            raise CheckpointError(f"{path}: damaged entry for tensor {name!r}") from None
+        tensors[name] = (dtype, shape)
+        data_end = max(data_end, end)
+    available = size - 8 - header_len
+    if data_end > available:
+        raise CheckpointError(f"{path}: truncated: tensor data needs {data_end} bytes, the file holds {available}")
+    return _parse_metadata(path, metadata), tensors
+
+
+def _pickled(path: Path) -> CheckpointError:
+    return CheckpointError(f"{path}: this is a pickled PyTorch file; only .safetensors checkpoints are loaded, "
+                           "since unpickling can run arbitrary code")
+
+
+def _parse_metadata(path: Path, metadata: dict[str, str]) -> CheckpointMeta:
+    if metadata.get("format") != FORMAT:
+        raise CheckpointError(f"{path}: not a Sightline checkpoint (header metadata has no format={FORMAT!r})")
+    try:
+        version = int(metadata.get("format_version", ""))
+    except ValueError:
+        raise CheckpointError(f"{path}: format_version is missing or not a number") from None
+    if version != FORMAT_VERSION:
+        raise CheckpointError(f"{path}: format version {version} is not supported (this build reads {FORMAT_VERSION})")
+    if metadata.get("trained") not in ("true", "false"):
+        raise CheckpointError(f"{path}: metadata 'trained' must be 'true' or 'false'")
+    parsed = {}
+    for key in ("config", "provenance", "metrics"):
+        try:
+            parsed[key] = json.loads(metadata.get(key, "{}"))
+        except json.JSONDecodeError:
+            raise CheckpointError(f"{path}: metadata {key!r} is not valid JSON") from None
+    return CheckpointMeta(family=metadata.get("family", ""), config=parsed["config"],
+                          input_encoding=metadata.get("input_encoding", ""), trained=metadata["trained"] == "true",
+                          provenance=parsed["provenance"], metrics=parsed["metrics"], format_version=version)
+
+
+def load_checkpoint(path: str | Path, *, family: str | None = None) -> tuple[torch.nn.Module, CheckpointMeta]:
+    """Build the network a checkpoint describes and load its weights (CPU, eval mode)."""
+    meta, tensors = read_header(path)
+    if family is not None and meta.family != family:
+        raise CheckpointError(f"{path}: is a {meta.family!r} checkpoint, expected {family!r}")
+    try:
+        module = family_module(meta.family)
+    except ValueError as exc:
+        raise CheckpointError(f"{path}: {exc}") from None
+    if meta.input_encoding != module.INPUT_ENCODING:
+        raise CheckpointError(f"{path}: input encoding {meta.input_encoding!r} does not match "
+                              f"{meta.family}'s {module.INPUT_ENCODING!r}")
+    try:
+        model = module.build(meta.config)
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(f"{path}: bad {meta.family} config: {exc}") from None
+
+    expected = {name: list(t.shape) for name, t in model.state_dict().items()}
+    missing = sorted(set(expected) - set(tensors))
+    unexpected = sorted(set(tensors) - set(expected))
+    if missing or unexpected:
+        parts = ([f"missing {', '.join(missing[:5])}"] if missing else []) + \
+                ([f"unexpected {', '.join(unexpected[:5])}"] if unexpected else [])
+        raise CheckpointError(f"{path}: tensors do not match the {meta.family} config: {'; '.join(parts)}")
+    for name, (dtype, shape) in tensors.items():
+        if dtype not in _DTYPES:
+            raise CheckpointError(f"{path}: tensor {name!r} has unsupported dtype {dtype}")
+        if shape != expected[name]:
+            raise CheckpointError(f"{path}: tensor {name!r} has shape {shape}, the config needs {expected[name]}")
+    try:
+        state = load_file(str(path))
+    except Exception as exc:  # safetensors raises its own error types for damaged data
+        raise CheckpointError(f"{path}: damaged tensor data ({exc})") from None
+    model.load_state_dict({k: v.float() for k, v in state.items()}, strict=True)
+    return model.eval(), meta
+
+
+def load_evaluator(path: str | Path, device: str | None = None, *, name: str | None = None):
+    """A ready Evaluator for a checkpoint, on ``device`` (see analysis.inference.resolve_device)."""
+    model, meta = load_checkpoint(path)
+    module = family_module(meta.family)
+    evaluator = module.make_evaluator(model, device=device, name=name or Path(path).stem, trained=meta.trained)
+    evaluator.meta = meta
+    return evaluator
+
+
+def file_sha256(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()

@@ -1,0 +1,153 @@
+"""``init``, ``describe`` and ``evaluate``: make, inspect and query a checkpoint."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+
+import chess
+import torch
+
+from analysis.checkpoint import CheckpointError, load_checkpoint, load_evaluator, read_header, save_checkpoint
+from analysis.cli import CommandError
+from analysis.models import FAMILIES, family_module
+
+
+def register(subparsers) -> None:
+    init = subparsers.add_parser("init", help="write a randomly initialised (untrained) checkpoint")
+    init.add_argument("--family", default="chessformer", choices=sorted(FAMILIES))
+    init.add_argument("--preset", required=True, help="e.g. cf-tiny, cf-small, cf-6m, cf-240m")
+    init.add_argument("--out", required=True, help="path of the .safetensors file to write")
+    init.add_argument("--seed", type=int, default=0)
+    init.set_defaults(handler=run_init)
+
+    describe = subparsers.add_parser("describe", help="family, config, parameters, provenance, metrics")
+    describe.add_argument("--model", required=True)
+    describe.add_argument("--json", action="store_true")
+    describe.set_defaults(handler=run_describe)
+
+    evaluate = subparsers.add_parser("evaluate", help="evaluate one position")
+    evaluate.add_argument("--model", required=True)
+    evaluate.add_argument("--fen", default=chess.STARTING_FEN)
+    evaluate.add_argument("--moves", nargs="*", default=[], metavar="UCI", help="moves played from the FEN")
+    evaluate.add_argument("--attention", action="store_true", help="include per-layer, per-head attention maps")
+    evaluate.add_argument("--temperature", type=float, default=1.0, help="policy softmax temperature")
+    evaluate.add_argument("--device", default=None, help="cpu or cuda (default: $SIGHTLINE_DEVICE, else auto)")
+    evaluate.add_argument("--json", action="store_true")
+    evaluate.set_defaults(handler=run_evaluate)
+
+
+def run_init(args: argparse.Namespace) -> int:
+    module = family_module(args.family)
+    if args.preset not in module.PRESETS:
+        raise CommandError(f"unknown preset {args.preset!r} for {args.family}; choose from {', '.join(module.PRESETS)}")
+    torch.manual_seed(args.seed)
+    model = module.build(module.PRESETS[args.preset])
+    provenance = {"source": "random initialisation", "preset": args.preset, "seed": args.seed,
+                  "torch": torch.__version__, "host": platform.node()}
+    try:
+        path = save_checkpoint(args.out, model, trained=False, provenance=provenance)
+    except OSError as exc:
+        raise CommandError(f"cannot write {args.out}: {exc.strerror}") from None
+    print(f"wrote {path} ({args.family} {args.preset}, {_count(model):,} parameters, untrained)")
+    return 0
+
+
+def run_describe(args: argparse.Namespace) -> int:
+    meta, tensors = _checked(read_header, args.model)
+    parameters = sum(_numel(shape) for _, shape in tensors.values())
+    info = {"family": meta.family, "trained": meta.trained, "input_encoding": meta.input_encoding,
+            "parameters": parameters, "config": meta.config, "provenance": meta.provenance, "metrics": meta.metrics}
+    if args.json:
+        print(json.dumps(info, indent=2, sort_keys=True))
+        return 0
+    print(f"{args.model}: {meta.family}, {parameters:,} parameters, {'trained' if meta.trained else 'UNTRAINED'}")
+    print(f"input encoding: {meta.input_encoding}")
+    for title, section in (("config", meta.config), ("provenance", meta.provenance), ("metrics", meta.metrics)):
+        print(f"{title}:")
+        for key, value in sorted(section.items()):
+            print(f"  {key}: {value}")
+        if not section:
+            print("  (none)")
+    return 0
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    board = board_from_args(args.fen, args.moves)
+    if args.temperature <= 0:
+        raise CommandError("--temperature must be positive")
+    try:
+        evaluator = load_evaluator(args.model, device=args.device)
+    except CheckpointError as exc:
+        raise CommandError(str(exc)) from None
+    except ValueError as exc:  # e.g. CUDA asked for without a GPU
+        raise CommandError(str(exc)) from None
+    if args.attention and not evaluator.has_attention:
+        raise CommandError(f"{evaluator.name} has no attention maps")
+    evaluation = evaluator.evaluate([board], attention=args.attention, temperature=args.temperature)[0]
+    result = {
+        "fen": board.fen(), "trained": evaluator.trained, "score": evaluation.score,
+        "wdl": list(evaluation.wdl) if evaluation.wdl else None,
+        "policy": {m.uci(): p for m, p in sorted(evaluation.policy.items(), key=lambda kv: -kv[1])},
+    }
+    if args.attention:
+        maps = evaluation.attention
+        result["attention"] = {"layers": int(maps.shape[0]), "heads": int(maps.shape[1]),
+                               "maps": maps.round(6).tolist()}
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    label = "" if evaluator.trained else "  [UNTRAINED network: random weights]"
+    print(f"{board.fen()}{label}")
+    if evaluation.wdl:
+        w, d, l = evaluation.wdl
+        print(f"WDL (side to move): win {w:.1%}  draw {d:.1%}  loss {l:.1%}   expected score {evaluation.score:.3f}")
+    for move, p in evaluation.top_moves(5):
+        print(f"  {board.san(move):<8} {move.uci():<6} {p:6.1%}")
+    if not evaluation.policy:
+        print("  no legal moves: " + ("checkmate" if board.is_checkmate() else "stalemate"))
+    return 0
+
+
+def board_from_args(fen: str, moves: list[str]) -> chess.Board:
+    """A board from a FEN and UCI moves played from it, or a one-line CommandError."""
+    try:
+        board = chess.Board(fen)
+    except ValueError as exc:
+        raise CommandError(f"invalid FEN {fen!r}: {exc}") from None
+    status = board.status()
+    if status != chess.STATUS_VALID:
+        raise CommandError(f"illegal position in FEN {fen!r}: {_describe_status(status)}")
+    for ply, text in enumerate(moves, start=1):
+        try:
+            move = chess.Move.from_uci(text)
+        except ValueError:
+            raise CommandError(f"move {ply} {text!r} is not UCI notation (e.g. e2e4, e7e8q)") from None
+        if move not in board.legal_moves:
+            raise CommandError(f"move {ply} {text!r} is illegal in {board.fen()}")
+        board.push(move)
+    return board
+
+
+def _describe_status(status: chess.Status) -> str:
+    names = [flag.name.lower().replace("_", " ") for flag in chess.Status if flag and flag in status]
+    return ", ".join(names) or "invalid"
+
+
+def _checked(fn, path):
+    try:
+        return fn(path)
+    except CheckpointError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def _numel(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _count(model) -> int:
+    return sum(p.numel() for p in model.parameters())

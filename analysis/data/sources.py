@@ -1,0 +1,134 @@
+"""Where training positions come from.
+
+Every source yields ``PositionSource`` rows that keep the position's recent
+history (a FEN up to 7 plies back plus the moves since), so the network sees
+the same lc0 history planes at training time as it does in a real game.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import chess
+import chess.pgn
+
+HISTORY_PLIES = 7  # lc0 input: the current board plus 7 earlier ones
+
+
+@dataclass
+class PositionSource:
+    """One candidate training position, before annotation."""
+
+    fen: str  # the position itself
+    history_fen: str  # position HISTORY_PLIES (or fewer) plies earlier
+    history_moves: str  # space-separated UCI moves from history_fen to fen
+    game_id: str  # split unit: positions of one game never straddle train/test
+    ply: int
+    source: str  # "pgn", "selfplay" or "perturb"
+
+    def board(self) -> chess.Board:
+        """The position with its recent move stack (what ``pack`` needs)."""
+        board = chess.Board(self.history_fen)
+        for uci in self.history_moves.split():
+            board.push_uci(uci)
+        return board
+
+
+def from_board(board: chess.Board, game_id: str, source: str) -> PositionSource:
+    """Snapshot ``board`` (with its move stack) as a ``PositionSource``."""
+    moves = board.move_stack[-HISTORY_PLIES:] if board.move_stack else []
+    scratch = board.copy(stack=True)
+    for _ in moves:
+        scratch.pop()
+    return PositionSource(
+        fen=board.fen(), history_fen=scratch.fen(), history_moves=" ".join(m.uci() for m in moves),
+        game_id=game_id, ply=board.ply(), source=source,
+    )
+
+
+def pgn_games(paths: list[Path]) -> Iterator[tuple[str, chess.pgn.Game]]:
+    """(game id, game) for every parsable game in ``paths``; ids are file:index."""
+    for path in paths:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            index = 0
+            while True:
+                game = chess.pgn.read_game(handle)
+                if game is None:
+                    break
+                if not game.errors and game.headers.get("Variant", "Standard") == "Standard":
+                    yield f"{path.stem}:{index}", game
+                index += 1
+
+
+def pgn_positions(paths: list[Path], *, min_ply: int = 0) -> Iterator[tuple[PositionSource, chess.Board]]:
+    """Every non-terminal position of every game, with the board for further use."""
+    for game_id, game in pgn_games(paths):
+        board = game.board()
+        for move in game.mainline_moves():
+            board.push(move)
+            if board.ply() >= min_ply and not board.is_game_over():
+                yield from_board(board, game_id, "pgn"), board.copy(stack=True)
+
+
+def perturb(board: chess.Board, rng: random.Random, game_id: str) -> PositionSource | None:
+    """Giraffe (Lai 2015, section 4.3): one random legal move from a real position.
+
+    The result is a little off the beaten track and often leaves something
+    en prise, which is exactly what a tactically aware evaluator must punish.
+    """
+    moves = list(board.legal_moves)
+    if not moves:
+        return None
+    child = board.copy(stack=True)
+    child.push(rng.choice(moves))
+    if child.is_game_over():
+        return None
+    return from_board(child, game_id, "perturb")
+
+
+@dataclass
+class Opening:
+    eco: str
+    name: str
+    moves: list[chess.Move]
+
+
+def eco_openings(directory: Path) -> list[Opening]:
+    """Named ECO lines from ``{a..e}.tsv`` (columns eco, name, pgn)."""
+    files = sorted(directory.glob("*.tsv"))
+    if not files:
+        raise FileNotFoundError(f"no ECO .tsv files in {directory}")
+    openings = []
+    for path in files:
+        with open(path, encoding="utf-8") as handle:
+            for row in csv.DictReader(handle, delimiter="\t"):
+                game = chess.pgn.read_game(io.StringIO(row["pgn"]))
+                if game is None or game.errors:
+                    continue
+                openings.append(Opening(row["eco"], row["name"], list(game.mainline_moves())))
+    return openings
+
+
+def tactical_score(board: chess.Board) -> int:
+    """A cheap proxy for 'something is happening here', used to annotate such positions first.
+
+    Counts being in check, checking moves and captures that win material
+    outright (the victim is worth at least the capturer, or is undefended).
+    """
+    values = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9, chess.KING: 100}
+    score = 2 if board.is_check() else 0
+    for move in board.legal_moves:
+        if board.is_capture(move):
+            victim = board.piece_at(move.to_square)
+            victim_value = values[victim.piece_type] if victim else 1  # en passant
+            attacker_value = values[board.piece_type_at(move.from_square)]
+            if victim_value >= attacker_value or not board.is_attacked_by(not board.turn, move.to_square):
+                score += 1
+        elif board.gives_check(move):
+            score += 1
+    return min(score, 10)
