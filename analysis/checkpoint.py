@@ -73,8 +73,11 @@ def save_checkpoint(path: str | Path, model: torch.nn.Module, *, trained: bool,
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
-    save_file(tensors, str(partial), metadata=meta.to_header())
-    os.replace(partial, path)
+    try:
+        save_file(tensors, str(partial), metadata=meta.to_header())
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
     return path
 
 

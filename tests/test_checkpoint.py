@@ -1,0 +1,159 @@
+"""Checkpoints: bit-exact round trip, and one clear error per kind of bad file."""
+
+import json
+import struct
+
+import chess
+import pytest
+import torch
+from safetensors.torch import save_file
+
+from analysis.checkpoint import CheckpointError, load_checkpoint, load_evaluator, read_header, save_checkpoint
+from analysis.models.chessformer import PRESETS, Chessformer
+
+
+@pytest.fixture()
+def saved(tmp_path):
+    torch.manual_seed(5)
+    model = Chessformer(PRESETS["cf-tiny"])
+    path = save_checkpoint(tmp_path / "net.safetensors", model, trained=True,
+                           provenance={"data": "unit test", "steps": 3}, metrics={"puzzles": 0.5})
+    return model, path
+
+
+def test_round_trip_is_bit_exact(saved):
+    model, path = saved
+    loaded, meta = load_checkpoint(path)
+    original = model.state_dict()
+    for name, tensor in loaded.state_dict().items():
+        assert torch.equal(tensor, original[name]), name
+    assert meta.family == "chessformer" and meta.trained is True
+    assert meta.config == PRESETS["cf-tiny"].to_dict()
+    assert meta.provenance == {"data": "unit test", "steps": 3} and meta.metrics == {"puzzles": 0.5}
+    assert meta.input_encoding == "lc0/INPUT_CLASSICAL_112_PLANE"
+    tokens = torch.zeros(1, 64, 112)
+    with torch.no_grad():
+        assert torch.equal(model.eval()(tokens)["policy"], loaded(tokens)["policy"])
+
+
+def test_untrained_flag_survives(tmp_path):
+    path = save_checkpoint(tmp_path / "raw.safetensors", Chessformer(PRESETS["cf-tiny"]), trained=False)
+    evaluator = load_evaluator(path, device="cpu")
+    assert evaluator.trained is False and evaluator.meta.trained is False
+    assert evaluator.evaluate([chess.Board()])[0].policy
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(CheckpointError, match="no such file"):
+        load_checkpoint(tmp_path / "absent.safetensors")
+
+
+def test_truncated_file(saved, tmp_path):
+    _, path = saved
+    data = path.read_bytes()
+    cut = tmp_path / "cut.safetensors"
+    cut.write_bytes(data[: len(data) - 1000])
+    with pytest.raises(CheckpointError, match="truncated"):
+        load_checkpoint(cut)
+    tiny = tmp_path / "tiny.safetensors"
+    tiny.write_bytes(data[:5])
+    with pytest.raises(CheckpointError, match="truncated"):
+        load_checkpoint(tiny)
+
+
+def test_damaged_header(saved, tmp_path):
+    _, path = saved
+    data = bytearray(path.read_bytes())
+    data[10:20] = b"\xff" * 10  # inside the JSON header
+    bad = tmp_path / "damaged.safetensors"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(CheckpointError, match="damaged"):
+        load_checkpoint(bad)
+
+
+@pytest.mark.parametrize("zipped", [True, False])
+def test_pickled_file_is_refused_without_unpickling(tmp_path, zipped):
+    path = tmp_path / "net.pt"
+    torch.save(Chessformer(PRESETS["cf-tiny"]).state_dict(), path, _use_new_zipfile_serialization=zipped)
+    with pytest.raises(CheckpointError, match="pickled"):
+        load_checkpoint(path)
+
+
+def test_wrong_family(saved):
+    _, path = saved
+    with pytest.raises(CheckpointError, match="expected 'giraffe'"):
+        load_checkpoint(path, family="giraffe")
+
+
+def rewrite(path, out, *, metadata=None, tensors=None):
+    """Copy a checkpoint with some metadata or tensors replaced."""
+    model, meta = load_checkpoint(path)
+    header = meta.to_header() | (metadata or {})
+    state = {k: v.contiguous() for k, v in model.state_dict().items()} | (tensors or {})
+    save_file(state, str(out), metadata=header)
+    return out
+
+
+def test_unknown_family_in_metadata(saved, tmp_path):
+    _, path = saved
+    bad = rewrite(path, tmp_path / "x.safetensors", metadata={"family": "alphazero"})
+    with pytest.raises(CheckpointError, match="unknown model family 'alphazero'"):
+        load_checkpoint(bad)
+
+
+def test_wrong_shape(saved, tmp_path):
+    _, path = saved
+    bad = rewrite(path, tmp_path / "shape.safetensors", tensors={"embed.weight": torch.zeros(32, 111)})
+    with pytest.raises(CheckpointError, match=r"'embed.weight' has shape \[32, 111\], the config needs \[32, 112\]"):
+        load_checkpoint(bad)
+
+
+def test_config_mismatching_tensors(saved, tmp_path):
+    _, path = saved
+    config = dict(PRESETS["cf-tiny"].to_dict(), layers=3)
+    bad = rewrite(path, tmp_path / "layers.safetensors", metadata={"config": json.dumps(config)})
+    with pytest.raises(CheckpointError, match="missing layers.2"):
+        load_checkpoint(bad)
+
+
+def test_bad_config_values(saved, tmp_path):
+    _, path = saved
+    bad = rewrite(path, tmp_path / "cfg.safetensors", metadata={"config": json.dumps({"heads": 5, "embed": 32})})
+    with pytest.raises(CheckpointError, match="bad chessformer config"):
+        load_checkpoint(bad)
+
+
+def test_foreign_safetensors_file(tmp_path):
+    path = tmp_path / "foreign.safetensors"
+    save_file({"w": torch.zeros(2)}, str(path))
+    with pytest.raises(CheckpointError, match="not a Sightline checkpoint"):
+        read_header(path)
+
+
+def test_untrained_flag_must_be_explicit(saved, tmp_path):
+    _, path = saved
+    bad = rewrite(path, tmp_path / "flag.safetensors", metadata={"trained": "maybe"})
+    with pytest.raises(CheckpointError, match="trained"):
+        load_checkpoint(bad)
+
+
+def test_header_length_beyond_file(tmp_path):
+    path = tmp_path / "huge.safetensors"
+    path.write_bytes(struct.pack("<Q", 10**9) + b"{}")
+    with pytest.raises(CheckpointError, match="truncated"):
+        load_checkpoint(path)
+
+
+def test_save_is_atomic(tmp_path, monkeypatch):
+    import analysis.checkpoint as checkpoint
+
+    def broken_save(tensors, filename, metadata):
+        with open(filename, "wb") as f:
+            f.write(b"half")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(checkpoint, "save_file", broken_save)
+    target = tmp_path / "net.safetensors"
+    with pytest.raises(OSError):
+        save_checkpoint(target, Chessformer(PRESETS["cf-tiny"]), trained=False)
+    assert not target.exists() and list(tmp_path.iterdir()) == []

@@ -1,0 +1,87 @@
+"""``python -m analysis init|describe|evaluate`` as a user runs them."""
+
+import json
+import subprocess
+import sys
+
+import chess
+import pytest
+
+from tests.conftest import ROOT
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "analysis", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "tiny.safetensors"
+    result = run("init", "--family", "chessformer", "--preset", "cf-tiny", "--out", str(path), "--seed", "3")
+    assert result.returncode == 0, result.stderr
+    assert "untrained" in result.stdout
+    return path
+
+
+def test_describe(checkpoint):
+    result = run("describe", "--model", str(checkpoint), "--json")
+    info = json.loads(result.stdout)
+    assert info["family"] == "chessformer" and info["trained"] is False
+    assert info["config"]["layers"] == 2 and info["parameters"] < 100_000
+    assert info["provenance"]["seed"] == 3
+    text = run("describe", "--model", str(checkpoint)).stdout
+    assert "UNTRAINED" in text and "parameters" in text
+
+
+def test_evaluate_json_contract_with_history(checkpoint):
+    result = run("evaluate", "--model", str(checkpoint), "--fen", chess.STARTING_FEN,
+                 "--moves", "e2e4", "e7e5", "g1f3", "--attention", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    board = chess.Board()
+    for uci in ("e2e4", "e7e5", "g1f3"):
+        board.push_uci(uci)
+    assert data["fen"] == board.fen()
+    assert data["trained"] is False
+    assert set(data["policy"]) == {m.uci() for m in board.legal_moves}
+    assert sum(data["policy"].values()) == pytest.approx(1.0, abs=1e-6)
+    w, d, l = data["wdl"]
+    assert data["score"] == pytest.approx(w + d / 2, abs=1e-6)
+    att = data["attention"]
+    assert (att["layers"], att["heads"]) == (2, 4)
+    assert len(att["maps"]) == 2 and len(att["maps"][0]) == 4 and len(att["maps"][0][0]) == 64
+    assert sum(att["maps"][1][3][10]) == pytest.approx(1.0, abs=1e-4)
+
+
+def test_evaluate_readable_summary(checkpoint):
+    result = run("evaluate", "--model", str(checkpoint))
+    assert result.returncode == 0
+    assert "WDL" in result.stdout and "UNTRAINED" in result.stdout
+    assert len([line for line in result.stdout.splitlines() if line.startswith("  ")]) == 5
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--fen", "not a fen"], "invalid FEN"),
+    (["--fen", "8/8/8/8/8/8/8/8 w - - 0 1"], "illegal position"),
+    (["--moves", "e2e5"], "move 1 'e2e5' is illegal"),
+    (["--moves", "e2e4", "zz"], "move 2 'zz' is not UCI"),
+    (["--temperature", "0"], "temperature"),
+])
+def test_bad_input_is_one_line(checkpoint, args, message):
+    result = run("evaluate", "--model", str(checkpoint), *args)
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], result.stderr
+
+
+def test_missing_model_file(tmp_path):
+    result = run("evaluate", "--model", str(tmp_path / "nope.safetensors"))
+    assert result.returncode != 0 and "no such file" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_unknown_preset(tmp_path):
+    result = run("init", "--preset", "cf-huge", "--out", str(tmp_path / "x.safetensors"))
+    assert result.returncode != 0 and "unknown preset 'cf-huge'" in result.stderr
+    assert not (tmp_path / "x.safetensors").exists()
