@@ -1,0 +1,126 @@
+"""The home page form: one game (PGN text, .pgn upload or FEN), a network, a search and its budget.
+
+Every bad input ends as a form error with a message a user can act on; the
+view maps errors to 4xx statuses (``status_code``) and saves nothing.
+"""
+
+from __future__ import annotations
+
+from django import forms
+
+from webapp.analyses.gameinput import MAX_INPUT_BYTES, GameInputError, GameTree, MultipleGames, parse_fen, parse_pgn
+from webapp.analyses.searches import DEFAULT_SEARCH, SEARCHES
+from webapp.networks.models import Network
+
+
+class AnalyseForm(forms.Form):
+    pgn = forms.CharField(required=False, strip=False, label="PGN",
+                          widget=forms.Textarea(attrs={"rows": 8, "placeholder": "Paste a PGN here",
+                                                       "spellcheck": "false"}))
+    pgn_file = forms.FileField(required=False, label="or upload a .pgn file")
+    fen = forms.CharField(required=False, label="or a FEN", max_length=200,
+                          widget=forms.TextInput(attrs={"placeholder": "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+                                                        "spellcheck": "false"}))
+    game_index = forms.IntegerField(required=False, min_value=0, widget=forms.HiddenInput)
+    network = forms.CharField(max_length=64)
+    search = forms.CharField(max_length=32, initial=DEFAULT_SEARCH)
+    budget = forms.IntegerField(required=False, min_value=None)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.games = None  # set when the PGN holds several games
+        self.status_code = 400
+        default = Network.objects.filter(active=True).first()
+        if default is not None:
+            self.fields["network"].initial = default.name
+
+    @staticmethod
+    def network_choices():
+        return Network.objects.filter(active=True)
+
+    @staticmethod
+    def search_choices():
+        return list(SEARCHES.values())
+
+    def clean_network(self) -> Network:
+        name = self.cleaned_data["network"].strip()
+        network = Network.objects.filter(name=name, active=True).first()
+        if network is None:
+            raise forms.ValidationError(f"Unknown network {name!r}.")
+        return network
+
+    def clean_search(self) -> str:
+        name = self.cleaned_data["search"].strip()
+        if name not in SEARCHES:
+            raise forms.ValidationError(f"Unknown search {name!r}; choose one of {', '.join(SEARCHES)}.")
+        return name
+
+    def clean_pgn_file(self):
+        upload = self.cleaned_data.get("pgn_file")
+        if not upload:
+            return None
+        if upload.size > MAX_INPUT_BYTES:
+            self.status_code = 413
+            raise forms.ValidationError(f"The file is {upload.size:,} bytes; the limit is 1 MB.")
+        raw = upload.read()
+        try:
+            return raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            return raw.decode("latin-1")  # old PGN files are often Latin-1
+
+    def clean(self):
+        data = super().clean()
+        self._clean_budget(data)
+        text, fen = self._pick_input(data)
+        if text is None and fen is None:
+            return data
+        try:
+            data["tree"] = parse_fen(fen) if fen is not None else parse_pgn(text, data.get("game_index"))
+        except MultipleGames as exc:
+            self.games = exc.games
+            self.add_error(None, str(exc))
+        except GameInputError as exc:
+            if "larger than" in str(exc):
+                self.status_code = 413
+            self.add_error("fen" if fen is not None else ("pgn_file" if data.get("pgn_file") else "pgn"), str(exc))
+        return data
+
+    def _pick_input(self, data) -> tuple[str | None, str | None]:
+        """(pgn text, fen): exactly one is set, or an error is added."""
+        if self.has_error("pgn_file"):
+            return None, None
+        text = data.get("pgn_file") or data.get("pgn") or ""
+        fen = (data.get("fen") or "").strip()
+        given = sum(bool(x) for x in (data.get("pgn_file"), (data.get("pgn") or "").strip(), fen))
+        if given == 0:
+            self.add_error(None, "Paste a PGN, upload a .pgn file or enter a FEN.")
+            return None, None
+        if given > 1:
+            self.add_error(None, "Give one game only: a PGN, a .pgn file or a FEN, not several.")
+            return None, None
+        if len(text.encode("utf-8")) > MAX_INPUT_BYTES:
+            self.status_code = 413
+            self.add_error("pgn", f"The PGN is {len(text.encode('utf-8')):,} bytes; the limit is 1 MB.")
+            return None, None
+        return (None, fen) if fen else (text, None)
+
+    def _clean_budget(self, data) -> None:
+        spec = SEARCHES.get(data.get("search") or "")
+        network = data.get("network")
+        if spec is None:
+            return
+        budget = data.get("budget")
+        if spec.fixed:
+            data["budget"] = 1
+        elif budget is None:
+            if not self.has_error("budget"):
+                data["budget"] = spec.budget_default
+        elif not spec.budget_min <= budget <= spec.budget_max:
+            self.add_error("budget", f"Budget {budget} is out of range for {spec.name}: "
+                                     f"{spec.budget_min} to {spec.budget_max} {spec.budget_unit}.")
+        if isinstance(network, Network) and spec.needs_policy and not network.has_policy:
+            self.add_error("search", f"The {spec.name} search needs a policy head; {network.name} has none.")
+
+    @property
+    def tree(self) -> GameTree:
+        return self.cleaned_data["tree"]

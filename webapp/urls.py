@@ -1,0 +1,18 @@
+from django.contrib import admin
+from django.urls import path
+
+from webapp.analyses import views
+from webapp.networks import views as network_views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("recent/", views.recent, name="recent"),
+    path("jobs/<str:job_id>/", views.job_page, name="job"),
+    path("jobs/<str:job_id>/cancel/", views.job_cancel, name="job_cancel"),
+    path("api/jobs/<str:job_id>/", views.job_state, name="job_state"),
+    path("api/jobs/<str:job_id>/nodes/<int:node_id>/attention/", views.attention, name="attention"),
+    path("networks/<slug:name>/", network_views.network_panel, name="network"),
+    path("admin/", admin.site.urls),
+]
+
+handler404 = "webapp.analyses.views.not_found"

@@ -1,0 +1,197 @@
+"""The analysis of one job: evaluate every position in batches, then search each one.
+
+Each finished position is saved (``PositionResult``, keyed by what the network
+sees) before a small message about it is published, so a page that misses a
+message finds the result in the database. Cancellation is checked between
+batches and during searches.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import chess
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from webapp.analyses.models import EVAL_SETTINGS_KEY, AnalysisJob, PositionResult
+from webapp.analyses.publish import publish_status
+from webapp.analyses.results import digest_key, evaluation_json, progress_json, search_json
+from workers.searching import budget_for, make_search
+
+log = logging.getLogger(__name__)
+
+Publisher = Callable[[str, dict], None]
+# Progress messages per second per running search, at most.
+PROGRESS_RATE = 4.0
+# How often a running search re-reads the job's status to notice a cancel (seconds).
+CANCEL_POLL = 0.5
+
+
+class JobCancelled(Exception):
+    pass
+
+
+@dataclass
+class PlyOutput:
+    """What one node got; handed to ``on_node`` (the analyze_pgn command prints it)."""
+
+    node_id: int
+    eval: dict | None = None
+    search: dict | None = None
+
+
+@dataclass
+class JobRun:
+    job: AnalysisJob
+    evaluator: object
+    publish: Publisher
+    on_node: Callable[[PlyOutput], None] | None = None
+    batch_size: int = field(default_factory=lambda: settings.SIGHTLINE_BATCH_SIZE)
+
+    def run(self) -> AnalysisJob:
+        job = self.job
+        if not _claim(job):
+            log.info("job %s is %s; not running it", job.id, job.status)
+            return job
+        job.refresh_from_db()
+        publish_status(job, self.publish)
+        try:
+            boards = _boards(job.nodes)
+            keys = [digest_key(self.evaluator.cache_key(b)) for b in boards]
+            for node, key in zip(job.nodes, keys):
+                node["key"] = key
+            AnalysisJob.objects.filter(pk=job.pk).update(nodes=job.nodes, total_positions=len(job.nodes))
+            evals = self._evaluate_all(boards, keys)
+            self._search_all(boards, keys, evals)
+        except JobCancelled:
+            job.refresh_from_db()
+            publish_status(job, self.publish)
+            return job
+        except Exception as exc:
+            log.exception("job %s failed", job.id)
+            AnalysisJob.objects.filter(pk=job.pk).exclude(status=AnalysisJob.Status.CANCELLED).update(
+                status=AnalysisJob.Status.FAILED, error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now())
+            job.refresh_from_db()
+            publish_status(job, self.publish)
+            return job
+        AnalysisJob.objects.filter(pk=job.pk, status=AnalysisJob.Status.RUNNING).update(
+            status=AnalysisJob.Status.DONE, finished_at=timezone.now())
+        job.refresh_from_db()
+        publish_status(job, self.publish)
+        return job
+
+    # -- phase 1: one forward pass per batch ------------------------------------------
+    def _evaluate_all(self, boards: list[chess.Board], keys: list[str]) -> dict[str, dict]:
+        job = self.job
+        checksum = job.network.checksum
+        known = dict(PositionResult.objects.filter(network_checksum=checksum, settings_key=EVAL_SETTINGS_KEY,
+                                                   position_key__in=set(keys)).values_list("position_key", "data"))
+        by_key: dict[str, list[int]] = {}
+        for node_id, key in enumerate(keys):
+            by_key.setdefault(key, []).append(node_id)
+        done = [node_id for key in known for node_id in by_key[key]]
+        self._bump(evaluated=len(done))
+        for node_id in done:
+            self._emit(node_id, "eval", known[keys[node_id]])
+        missing = [key for key in by_key if key not in known]  # main line first: keys keep node order
+        for start in range(0, len(missing), self.batch_size):
+            self._check_cancelled()
+            batch = missing[start:start + self.batch_size]
+            t0 = time.perf_counter()
+            results = self.evaluator.evaluate([boards[by_key[k][0]] for k in batch])
+            per_position_ms = (time.perf_counter() - t0) * 1000.0 / len(batch)
+            rows = []
+            for key, ev in zip(batch, results):
+                known[key] = evaluation_json(ev)
+                rows.append(PositionResult(position_key=key, network_checksum=checksum,
+                                           settings_key=EVAL_SETTINGS_KEY, data=known[key],
+                                           compute_ms=per_position_ms))
+            PositionResult.objects.bulk_create(rows, ignore_conflicts=True)
+            node_ids = [n for k in batch for n in by_key[k]]
+            self._bump(evaluated=len(node_ids))
+            for node_id in sorted(node_ids):
+                self._emit(node_id, "eval", known[keys[node_id]])
+        return known
+
+    # -- phase 2: the chosen search, position by position ---------------------------------
+    def _search_all(self, boards: list[chess.Board], keys: list[str], evals: dict[str, dict]) -> None:
+        job = self.job
+        checksum, settings_key = job.network.checksum, job.search_settings_key
+        known = dict(PositionResult.objects.filter(network_checksum=checksum, settings_key=settings_key,
+                                                   position_key__in=set(keys)).values_list("position_key", "data"))
+        search = make_search(job.search, self.evaluator)
+        budget = budget_for(job.search, job.budget)
+        for node_id, key in enumerate(keys):
+            self._check_cancelled()
+            if key not in known:
+                t0 = time.perf_counter()
+                result = search.run(boards[node_id], budget, progress=self._progress_reporter(node_id, search))
+                if result.stopped:
+                    self._check_cancelled()
+                known[key] = search_json(result)
+                PositionResult.objects.bulk_create([PositionResult(
+                    position_key=key, network_checksum=checksum, settings_key=settings_key, data=known[key],
+                    compute_ms=(time.perf_counter() - t0) * 1000.0)], ignore_conflicts=True)
+            self._bump(searched=1)
+            self._emit(node_id, "search", known[key])
+
+    def _progress_reporter(self, node_id: int, search):
+        last = {"sent": 0.0, "polled": time.monotonic()}
+
+        def report(snapshot) -> None:
+            now = time.monotonic()
+            if now - last["polled"] >= CANCEL_POLL:
+                last["polled"] = now
+                if _status(self.job) == AnalysisJob.Status.CANCELLED:
+                    search.stop(timeout=0)
+            if snapshot.final or now - last["sent"] < 1.0 / PROGRESS_RATE:
+                return
+            last["sent"] = now
+            self.publish("progress", {"node": node_id, **progress_json(snapshot)})
+
+        return report
+
+    # -- helpers ----------------------------------------------------------------------
+    def _emit(self, node_id: int, part: str, data: dict) -> None:
+        self.publish("ply", {"node": node_id, part: data})
+        if self.on_node is not None:
+            self.on_node(PlyOutput(node_id, **{part: data}))
+
+    def _bump(self, **counts: int) -> None:
+        if any(counts.values()):
+            AnalysisJob.objects.filter(pk=self.job.pk).update(**{k: F(k) + v for k, v in counts.items()})
+
+    def _check_cancelled(self) -> None:
+        if _status(self.job) == AnalysisJob.Status.CANCELLED:
+            raise JobCancelled()
+
+
+def _status(job: AnalysisJob) -> str:
+    return AnalysisJob.objects.filter(pk=job.pk).values_list("status", flat=True).first()
+
+
+def _claim(job: AnalysisJob) -> bool:
+    """queued -> running (a redelivered running job restarts: finished results are cached)."""
+    with transaction.atomic():
+        return bool(AnalysisJob.objects.filter(
+            pk=job.pk, status__in=[AnalysisJob.Status.QUEUED, AnalysisJob.Status.RUNNING],
+        ).update(status=AnalysisJob.Status.RUNNING, started_at=timezone.now(), evaluated=0, searched=0, error=""))
+
+
+def _boards(nodes: list[dict]) -> list[chess.Board]:
+    """Every node's board with its move stack (the encoding needs the history)."""
+    boards: list[chess.Board] = []
+    for node in nodes:
+        if node["parent"] is None:
+            board = chess.Board(node["fen"])
+        else:
+            board = boards[node["parent"]].copy(stack=True)
+            board.push(chess.Move.from_uci(node["uci"]))
+        boards.append(board)
+    return boards

@@ -1,0 +1,50 @@
+"""Celery tasks. Routing: a job goes to its network's queue (``gpu`` or ``cpu``)."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+
+from webapp.analyses.attention import encode_maps
+from webapp.analyses.gameinput import board_for
+from webapp.analyses.models import AnalysisJob, AttentionMap
+from webapp.analyses.publish import GroupPublisher
+from workers.model_cache import models
+from workers.pipeline import JobRun
+
+log = logging.getLogger(__name__)
+
+
+@shared_task(name="sightline.run_analysis", acks_late=True)
+def run_analysis(job_id: str) -> str:
+    job = AnalysisJob.objects.select_related("network").filter(pk=job_id).first()
+    if job is None:
+        log.warning("job %s does not exist (deleted before it ran)", job_id)
+        return "missing"
+    evaluator = models.get(job.network)
+    return JobRun(job, evaluator, GroupPublisher(job.id)).run().status
+
+
+@shared_task(name="sightline.compute_attention", acks_late=True)
+def compute_attention(job_id: str, node_id: int) -> str:
+    """Attention of every layer and head for one node of a job, stored compactly."""
+    job = AnalysisJob.objects.select_related("network").get(pk=job_id)
+    key = job.nodes[node_id]["key"]
+    entry = AttentionMap.objects.get(position_key=key, network_checksum=job.network.checksum)
+    if entry.status == AttentionMap.Status.READY:
+        return entry.status
+    try:
+        evaluator = models.get(job.network)
+        board = board_for(job.nodes, node_id)
+        maps = evaluator.evaluate([board], attention=True)[0].attention
+        if maps is None:
+            raise ValueError(f"{job.network.name} returned no attention maps")
+        AttentionMap.objects.filter(pk=entry.pk).update(
+            status=AttentionMap.Status.READY, layers=maps.shape[0], heads=maps.shape[1], data=encode_maps(maps))
+        return AttentionMap.Status.READY
+    except Exception as exc:
+        log.exception("attention for job %s node %s failed", job_id, node_id)
+        AttentionMap.objects.filter(pk=entry.pk).update(status=AttentionMap.Status.FAILED,
+                                                        error=f"{type(exc).__name__}: {exc}")
+        return AttentionMap.Status.FAILED
