@@ -1,0 +1,247 @@
+"""PUCT Monte Carlo tree search as in AlphaZero and Lc0.
+
+Leaves are collected in batches with virtual loss so the evaluator sees one
+batch per step; evaluations are cached by ``evaluator.cache_key``; the tree is
+kept between searches and the subtree of the moves actually played becomes the
+next root. Values back up as win - loss with draw probabilities alongside, so
+the root reports WDL when the model predicts it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import chess
+import numpy as np
+
+from analysis.search.base import (Budget, RootMove, Search, SearchControl, SearchResult,
+                                  mate_moves_from_plies, value_to_score, value_to_wdl)
+from analysis.search.tree import (EvalCache, LeafBatch, Node, TreeEvaluator, backup, best_child,
+                                  principal_variation, undo_virtual, update_proven)
+
+
+@dataclass
+class MCTSSettings:
+    """PUCT constants are Lc0's defaults (cpuct grows slowly with the parent's visits).
+
+    ``fpu_reduction``: an unvisited child is valued at the parent's Q minus this
+    times the square root of the prior mass already visited (Lc0's "reduction"
+    first-play urgency). ``batch_size`` leaves are evaluated per call;
+    ``max_collisions`` bounds how many descents may hit a leaf already waiting
+    in the batch before the batch is sent early. Dirichlet noise (AlphaZero:
+    alpha 0.3, 25 %) is for self-play and stays off for analysis.
+    """
+
+    cpuct: float = 1.745
+    cpuct_base: float = 38739.0
+    cpuct_factor: float = 3.894
+    fpu_reduction: float = 0.330
+    batch_size: int = 32
+    max_collisions: int = 32
+    policy_temperature: float = 1.0
+    noise: bool = False
+    dirichlet_alpha: float = 0.3
+    dirichlet_epsilon: float = 0.25
+    reuse_tree: bool = True
+    stop_when_proven: bool = True
+    cache_size: int = 200_000
+    seed: int | None = None
+
+    def __post_init__(self):
+        if self.batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        if self.cpuct <= 0 or self.policy_temperature <= 0:
+            raise ValueError("cpuct and policy_temperature must be positive")
+        if self.max_collisions < 0 or self.cache_size < 1:
+            raise ValueError("max_collisions must be >= 0 and cache_size >= 1")
+        if not 0 <= self.dirichlet_epsilon <= 1 or self.dirichlet_alpha <= 0:
+            raise ValueError("dirichlet_epsilon must be in [0, 1] and dirichlet_alpha positive")
+
+
+class MCTS(Search):
+    name = "mcts"
+    settings_type = MCTSSettings
+    default_budget = Budget(nodes=800)
+
+    def __init__(self, evaluator, settings: MCTSSettings | None = None):
+        super().__init__(evaluator, settings)
+        self._cache = EvalCache(self.settings.cache_size)
+        self._rng = np.random.default_rng(self.settings.seed)
+        self.root: Node | None = None
+        self._root_board: chess.Board | None = None
+        self._reset_run_stats()
+
+    def reset(self) -> None:
+        self._cache.clear()
+        self.root = None
+        self._root_board = None
+
+    def _reset_run_stats(self) -> None:
+        self._nodes = 0
+        self._depth_sum = 0
+        self._depth_count = 0
+        self._seldepth = 0
+        self._tree_eval: TreeEvaluator | None = None
+
+    # -- tree reuse -------------------------------------------------------
+    def _find_root(self, board: chess.Board) -> Node:
+        old, node = self._root_board, self.root
+        if not self.settings.reuse_tree or old is None or node is None:
+            return Node()
+        n_old = len(old.move_stack)
+        stack = board.move_stack
+        if len(stack) < n_old or stack[:n_old] != old.move_stack or board.root() != old.root():
+            return Node()
+        for move in stack[n_old:]:
+            idx = node.child_index(move)
+            if idx is None or node.children[idx] is None:
+                return Node()
+            node = node.children[idx]
+        if not node.expanded:
+            return Node()  # a leaf, or a terminal that was a draw only by its path
+        return node
+
+    # -- search -----------------------------------------------------------
+    def _run(self, board: chess.Board, control: SearchControl) -> SearchResult:
+        self._reset_run_stats()
+        s = self.settings
+        root = self._find_root(board)
+        self.root, self._root_board = root, board.copy()
+        te = TreeEvaluator(self.evaluator, self._cache, s.policy_temperature)
+        self._tree_eval = te
+        if not root.expanded and root.proven is None:
+            batch = LeafBatch()
+            if not te.visit_new_leaf(root, board, [], 0, batch, is_root=True):
+                te.flush(batch)
+            if root.proven is None:
+                backup([], root, root.value, root.draw, virtual=False)
+            self._nodes += 1
+        if not root.expanded:
+            return self._make_result(root)
+        if s.noise:
+            self._apply_noise(root)
+        budget = control.budget
+        while True:
+            if control.should_stop(self._nodes):
+                break
+            if s.stop_when_proven and root.proven is not None:
+                break
+            if budget.depth is not None and self._depth_count and \
+                    self._depth_sum / self._depth_count >= budget.depth:
+                break
+            room = s.batch_size if budget.nodes is None else min(s.batch_size, budget.nodes - self._nodes)
+            self._nodes += self._step(board, root, te, room)
+            control.tick()
+        return self._make_result(root)
+
+    def _apply_noise(self, root: Node) -> None:
+        if root.raw_priors is None:
+            root.raw_priors = root.P.copy()
+        noise = self._rng.dirichlet([self.settings.dirichlet_alpha] * len(root.moves))
+        eps = self.settings.dirichlet_epsilon
+        root.P = (1 - eps) * root.raw_priors + eps * noise
+
+    def _select(self, node: Node) -> int:
+        s = self.settings
+        n = node.N + node.VL
+        total = float(n.sum())
+        c = s.cpuct + s.cpuct_factor * math.log((total + s.cpuct_base) / s.cpuct_base)
+        visited = n > 0
+        fpu = node.q() - s.fpu_reduction * math.sqrt(float(node.P[visited].sum()))
+        q = np.where(visited, (node.W - node.VL) / np.maximum(n, 1.0), fpu)
+        u = c * node.P * (math.sqrt(total) if total > 0 else 1.0) / (1.0 + n)
+        return int(np.argmax(q + u))
+
+    def _step(self, board: chess.Board, root: Node, te: TreeEvaluator, room: int) -> int:
+        """Collect up to ``room`` playouts, evaluate the new leaves in one call, back up."""
+        batch = LeafBatch()
+        completed = 0
+        collisions = 0
+        stop_when_proven = self.settings.stop_when_proven
+        while len(batch) + completed < room and collisions <= self.settings.max_collisions:
+            node = root
+            path = []
+            while node.expanded and node.proven is None:
+                idx = self._select(node)
+                node.VL[idx] += 1
+                path.append((node, idx))
+                board.push(node.moves[idx])
+                child = node.children[idx]
+                if child is None:
+                    child = node.children[idx] = Node()
+                node = child
+            depth = len(path)
+            if node.proven is not None:
+                backup(path, node, node.proven, 1.0 if node.proven == 0.0 else 0.0)
+                update_proven(path)
+                completed += 1
+            elif node.pending:
+                undo_virtual(path)
+                collisions += 1
+            elif te.visit_new_leaf(node, board, path, depth, batch):
+                if node.proven is not None:
+                    backup(path, node, node.proven, node.draw)
+                    update_proven(path)
+                else:
+                    backup(path, node, node.value, node.draw)
+                completed += 1
+            for _ in range(depth):
+                board.pop()
+            self._depth_sum += depth
+            self._depth_count += 1
+            if depth > self._seldepth:
+                self._seldepth = depth
+            if stop_when_proven and root.proven is not None:
+                break
+        for leaf in te.flush(batch):
+            backup(leaf.path, leaf.node, leaf.node.value, leaf.node.draw)
+            completed += 1
+        return completed
+
+    # -- results ----------------------------------------------------------
+    def _snapshot(self) -> SearchResult | None:
+        root = self.root
+        if root is None or not root.expanded:
+            return None
+        return self._make_result(root)
+
+    def _make_result(self, root: Node) -> SearchResult:
+        has_wdl = self.evaluator.has_wdl
+        extras = {}
+        if self._tree_eval is not None:
+            extras = {"evaluated": self._tree_eval.evaluated, "batches": self._tree_eval.batches,
+                      "cache_hits": self._tree_eval.cache.hits, "tree_visits": root.visits}
+        depth = round(self._depth_sum / self._depth_count) if self._depth_count else 0
+        if not root.expanded:  # game over at the root
+            v = root.proven if root.proven is not None else root.value
+            wdl = (0.0, 1.0, 0.0) if v == 0.0 else ((1.0, 0.0, 0.0) if v > 0 else (0.0, 0.0, 1.0))
+            return SearchResult(self.name, None, [], value_to_score(v), wdl, self._nodes, 0.0,
+                                extras=extras)
+        idx = best_child(root)
+        child = root.children[idx]
+        mate = None
+        if child is not None and child.proven is not None:
+            q = -child.proven
+            d = 1.0 if q == 0.0 else 0.0
+            wdl = value_to_wdl(q, d)
+            if q != 0.0:
+                mate = mate_moves_from_plies(int(math.copysign(child.proven_plies + 1, q)))
+        elif root.N[idx] > 0:
+            q = root.W[idx] / root.N[idx]
+            d = root.D[idx] / root.N[idx]
+            wdl = value_to_wdl(q, d) if has_wdl else None
+        else:
+            q, d = root.q(), root.draw
+            wdl = value_to_wdl(q, d) if has_wdl else None
+        stats = []
+        for i, move in enumerate(root.moves):
+            n = int(root.N[i])
+            c = root.children[i]
+            q_i = -c.proven if c is not None and c.proven is not None else (root.W[i] / n if n else None)
+            stats.append(RootMove(move, visits=n, q=value_to_score(q_i) if q_i is not None else None,
+                                  prior=float(root.P[i])))
+        stats.sort(key=lambda r: (r.visits, r.prior), reverse=True)
+        return SearchResult(self.name, root.moves[idx], principal_variation(root, idx),
+                            value_to_score(q), wdl, self._nodes, 0.0, depth=depth,
+                            seldepth=self._seldepth, mate=mate, root=stats, extras=extras)
