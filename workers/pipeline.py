@@ -108,7 +108,7 @@ class JobRun:
             per_position_ms = (time.perf_counter() - t0) * 1000.0 / len(batch)
             rows = []
             for key, ev in zip(batch, results):
-                known[key] = evaluation_json(ev)
+                known[key] = evaluation_json(ev, boards[by_key[key][0]])
                 rows.append(PositionResult(position_key=key, network_checksum=checksum,
                                            settings_key=EVAL_SETTINGS_KEY, data=known[key],
                                            compute_ms=per_position_ms))
@@ -131,17 +131,18 @@ class JobRun:
             self._check_cancelled()
             if key not in known:
                 t0 = time.perf_counter()
-                result = search.run(boards[node_id], budget, progress=self._progress_reporter(node_id, search))
+                result = search.run(boards[node_id], budget,
+                                    progress=self._progress_reporter(node_id, boards[node_id], search))
                 if result.stopped:
                     self._check_cancelled()
-                known[key] = search_json(result)
+                known[key] = search_json(result, boards[node_id])
                 PositionResult.objects.bulk_create([PositionResult(
                     position_key=key, network_checksum=checksum, settings_key=settings_key, data=known[key],
                     compute_ms=(time.perf_counter() - t0) * 1000.0)], ignore_conflicts=True)
             self._bump(searched=1)
             self._emit(node_id, "search", known[key])
 
-    def _progress_reporter(self, node_id: int, search):
+    def _progress_reporter(self, node_id: int, board: chess.Board, search):
         last = {"sent": 0.0, "polled": time.monotonic()}
 
         def report(snapshot) -> None:
@@ -153,7 +154,7 @@ class JobRun:
             if snapshot.final or now - last["sent"] < 1.0 / PROGRESS_RATE:
                 return
             last["sent"] = now
-            self.publish("progress", {"node": node_id, **progress_json(snapshot)})
+            self.publish("progress", {"node": node_id, **progress_json(snapshot, board)})
 
         return report
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 from typing import Hashable
 
+import chess
+
 from analysis.evaluator import Evaluation
 from webapp.analyses.models import EVAL_SETTINGS_KEY, AnalysisJob, PositionResult
 
@@ -22,30 +24,45 @@ def digest_key(key: Hashable) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
-def evaluation_json(ev: Evaluation) -> dict:
+def evaluation_json(ev: Evaluation, board: chess.Board) -> dict:
+    """Policy entries are [uci, probability, san], most likely first."""
     policy = sorted(ev.policy.items(), key=lambda kv: kv[1], reverse=True)
     extras = {k: round(float(v), 5) for k, v in ev.extras.items() if isinstance(v, (int, float))}
     return {
         "score": round(float(ev.score), 5),
         "wdl": [round(float(x), 5) for x in ev.wdl] if ev.wdl is not None else None,
-        "policy": [[m.uci(), round(float(p), POLICY_DIGITS)] for m, p in policy],
+        "policy": [[m.uci(), round(float(p), POLICY_DIGITS), board.san(m)] for m, p in policy],
         "extras": extras,
     }
 
 
-def search_json(result) -> dict:
-    """An ``analysis.search`` SearchResult as stored and sent (root moves trimmed)."""
+def san_line(board: chess.Board, moves) -> list[str]:
+    """SAN for a line of moves from ``board``; stops at the first move that is not legal."""
+    scratch, out = board.copy(stack=False), []
+    for move in moves:
+        if not scratch.is_legal(move):
+            break
+        out.append(scratch.san(move))
+        scratch.push(move)
+    return out
+
+
+def search_json(result, board: chess.Board) -> dict:
+    """An ``analysis.search`` SearchResult as stored and sent (root moves trimmed), with SAN added."""
     data = result.to_json()
-    data["root"] = [r.to_json() | {"depth": r.depth} for r in result.top_root(ROOT_MOVES_KEPT)]
+    data["root"] = [r.to_json() | {"depth": r.depth, "san": board.san(r.move)}
+                    for r in result.top_root(ROOT_MOVES_KEPT)]
     data.update({"algo": result.algo, "depth": result.depth, "seldepth": result.seldepth, "mate": result.mate,
-                 "elapsed_s": round(result.elapsed_s, 4), "stopped": result.stopped})
+                 "elapsed_s": round(result.elapsed_s, 4), "stopped": result.stopped,
+                 "best_san": board.san(result.best_move) if result.best_move else None,
+                 "pv_san": san_line(board, result.pv)})
     return data
 
 
-def progress_json(snapshot) -> dict:
+def progress_json(snapshot, board: chess.Board) -> dict:
     return {"nodes": snapshot.nodes, "nps": snapshot.nps, "elapsed_s": round(snapshot.elapsed_s, 3),
             "best": snapshot.best_move.uci() if snapshot.best_move else None,
-            "pv": [m.uci() for m in snapshot.pv[:8]], "score": round(float(snapshot.score), 5),
+            "pv_san": san_line(board, snapshot.pv[:8]), "score": round(float(snapshot.score), 5),
             "depth": snapshot.depth}
 
 

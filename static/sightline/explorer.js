@@ -1,0 +1,187 @@
+// Attention explorer: fetches one layer of the shown position's attention
+// (uint8 per query row + float32 row scales) and draws it under the pieces.
+// Row mode: where the query square looks (A[q, :]); column mode: who looks
+// at the chosen square (A[:, k]).
+import { Board, squareIndex, squareName } from "./board.js";
+
+// Perceptually ordered colour stops (viridis-like), value in [0, 1].
+const STOPS = [[0, [68, 1, 84]], [0.25, [59, 82, 139]], [0.5, [33, 145, 140]], [0.75, [94, 201, 98]], [1, [253, 231, 37]]];
+export function colour(v) {
+  const t = Math.max(0, Math.min(1, v));
+  for (let i = 1; i < STOPS.length; i++) {
+    const [t1, c1] = STOPS[i];
+    if (t <= t1) {
+      const [t0, c0] = STOPS[i - 1], f = (t - t0) / (t1 - t0);
+      return `rgb(${c0.map((c, k) => Math.round(c + f * (c1[k] - c))).join(",")})`;
+    }
+  }
+  return "rgb(253,231,37)";
+}
+
+function decodeB64(b64) {
+  const bin = atob(b64), out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+export class Explorer {
+  constructor(page, game) {
+    this.page = page;
+    this.game = game;
+    this.section = document.getElementById("explorer");
+    this.layerSel = document.getElementById("att-layer");
+    this.headSel = document.getElementById("att-head");
+    this.statusEl = document.getElementById("att-status");
+    this.open = false;
+    this.layer = 0;
+    this.head = "mean";
+    this.mode = "row";
+    this.query = null;
+    this.data = null; // {node, layer, heads, maps: Float32Array(heads*4096)}
+    this.cache = new Map();
+    this.board = null;
+    this.minis = [];
+    const button = document.getElementById("explorer-open");
+    if (!page.network.has_attention) return;
+    button.addEventListener("click", () => this.toggle());
+    this.layerSel.addEventListener("change", () => { this.layer = Number(this.layerSel.value); this.load(); });
+    this.headSel.addEventListener("change", () => { this.head = this.headSel.value; this.draw(); });
+    document.querySelectorAll('input[name="att-mode"]').forEach((r) => r.addEventListener("change", () => { this.mode = r.value; this.draw(); }));
+  }
+
+  toggle() {
+    this.open = !this.open;
+    this.section.hidden = !this.open;
+    if (!this.open) return;
+    if (!this.board) {
+      this.board = new Board(document.getElementById("att-board"), { onSquareClick: (sq) => this.setQuery(sq) });
+      this.board.setFlipped(this.game.flipped);
+    }
+    this.onNodeChange(this.game.current);
+    this.section.scrollIntoView({ behavior: "smooth", block: "start" });
+  }
+
+  setFlipped(f) { this.board?.setFlipped(f); this.minis.forEach((m) => m.setFlipped(f)); }
+
+  onNodeChange(id) {
+    if (!this.open) return;
+    this.node = id;
+    const node = this.game.nodes[id], next = this.game.nodes[node.children[0]];
+    if (this.query === null || this._defaultQuery) {
+      // Default query: the square the next (played) move starts from, else the mover's king.
+      this.query = next ? squareIndex(next.uci.slice(0, 2)) : this.kingSquare(node);
+      this._defaultQuery = true;
+    }
+    this.load();
+  }
+
+  kingSquare(node) {
+    const king = node.fen.split(" ")[1] === "w" ? "K" : "k";
+    const pieces = this.board ? this.board.pieces : [];
+    const i = pieces.indexOf(king);
+    return i >= 0 ? i : 4;
+  }
+
+  async load() {
+    const id = this.node, layer = this.layer, key = `${id}:${layer}`;
+    if (this.cache.has(key)) { this.data = this.cache.get(key); this.draw(); return; }
+    this.statusEl.textContent = "computing attention…";
+    const url = `${this.page.urls.nodes}${id}/attention/?layer=${layer}`;
+    for (let attempt = 0; attempt < 120; attempt++) {
+      const res = await fetch(url, { headers: { Accept: "application/json" } });
+      if (id !== this.node || layer !== this.layer) return; // the user moved on
+      if (res.status === 202) { await new Promise((r) => setTimeout(r, 250 + 50 * attempt)); continue; }
+      const body = await res.json();
+      if (!res.ok) { this.statusEl.textContent = body.error || `error ${res.status}`; return; }
+      const q = decodeB64(body.maps), scales = new Float32Array(decodeB64(body.scales).buffer);
+      const maps = new Float32Array(q.length);
+      for (let i = 0; i < q.length; i++) maps[i] = (q[i] / 255) * scales[i >> 6];
+      this.data = { node: id, layer, layers: body.layers, heads: body.heads, maps };
+      this.cache.set(key, this.data);
+      this.fillSelectors(body.layers, body.heads);
+      this.statusEl.textContent = `${body.layers} layers × ${body.heads} heads`;
+      this.draw();
+      return;
+    }
+    this.statusEl.textContent = "attention is taking too long; is a worker running?";
+  }
+
+  fillSelectors(layers, heads) {
+    if (this.layerSel.options.length !== layers) {
+      this.layerSel.replaceChildren(...Array.from({ length: layers }, (_, i) => new Option(`${i + 1}`, i)));
+      this.layerSel.value = this.layer;
+    }
+    if (this.headSel.options.length !== heads + 1) {
+      this.headSel.replaceChildren(new Option("mean of heads", "mean"), ...Array.from({ length: heads }, (_, i) => new Option(`${i + 1}`, i)));
+      this.headSel.value = this.head;
+      this.buildGrid(heads);
+    }
+  }
+
+  buildGrid(heads) {
+    const grid = document.getElementById("att-grid");
+    grid.replaceChildren();
+    this.minis = [];
+    for (let h = 0; h < heads; h++) {
+      const cell = document.createElement("figure");
+      cell.className = "mini";
+      cell.dataset.head = h;
+      const holder = document.createElement("div");
+      cell.appendChild(holder);
+      const cap = document.createElement("figcaption");
+      cap.textContent = `head ${h + 1}`;
+      cell.appendChild(cap);
+      grid.appendChild(cell);
+      const mini = new Board(holder, { coordinates: false, onSquareClick: () => { this.head = String(h); this.headSel.value = h; this.draw(); } });
+      mini.setFlipped(this.game.flipped);
+      mini.setPieceOpacity(0.45);
+      this.minis.push(mini);
+    }
+  }
+
+  // 64 values for one head (or the mean) in the current mode and query.
+  values(head) {
+    const { maps, heads } = this.data, q = this.query, out = new Float32Array(64);
+    const list = head === "mean" ? [...Array(heads).keys()] : [Number(head)];
+    for (const h of list) {
+      const base = h * 4096;
+      for (let s = 0; s < 64; s++) out[s] += this.mode === "row" ? maps[base + q * 64 + s] : maps[base + s * 64 + q];
+    }
+    if (list.length > 1) for (let s = 0; s < 64; s++) out[s] /= list.length;
+    return out;
+  }
+
+  paint(board, vals) {
+    let max = 0;
+    for (const v of vals) max = Math.max(max, v);
+    board.setHeat(Array.from(vals, (v) => (max > 0 ? v / max : 0)), colour);
+    return max;
+  }
+
+  draw() {
+    if (!this.data || !this.board || this.data.node !== this.node) return;
+    const node = this.game.nodes[this.node], next = this.game.nodes[node.children[0]];
+    this.board.setPosition(node.fen);
+    this.board.setPieceOpacity(0.6);
+    this.board.setMarks({ [this.query]: "query" });
+    this.board.setArrows(next ? [{ from: squareIndex(next.uci.slice(0, 2)), to: squareIndex(next.uci.slice(2, 4)), width: 0.2, colour: "#e11d48", opacity: 0.85 }] : []);
+    const max = this.paint(this.board, this.values(this.head));
+    document.getElementById("legend-max").textContent = max.toFixed(max < 0.1 ? 3 : 2);
+    document.getElementById("legend-min").textContent = "0";
+    document.getElementById("legend-bar").style.background = `linear-gradient(to right, ${[0, 0.25, 0.5, 0.75, 1].map(colour).join(",")})`;
+    const sq = squareName(this.query);
+    const headText = this.head === "mean" ? "mean of heads" : `head ${Number(this.head) + 1}`;
+    document.getElementById("att-caption").textContent =
+      `Layer ${this.layer + 1}, ${headText}: ${this.mode === "row" ? `where ${sq} attends` : `which squares attend to ${sq}`}. ` +
+      (next ? `Played: ${next.san}. ` : "") + "Click a square to make it the query; click a mini board to pick its head.";
+    this.minis.forEach((mini, h) => {
+      mini.setPosition(node.fen);
+      mini.setMarks({ [this.query]: "query" });
+      this.paint(mini, this.values(String(h)));
+      mini.svg.parentElement.parentElement.classList.toggle("selected", String(h) === String(this.head));
+    });
+  }
+
+  // A clicked square becomes the query and stays so when the user steps through plies.
+  setQuery(sq) { this._defaultQuery = false; this.query = sq; this.draw(); }
+}

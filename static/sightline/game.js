@@ -1,0 +1,367 @@
+// The game page: renders the stored analysis, then merges websocket updates
+// (snapshot / ply / progress / status) by node id, so duplicates are harmless.
+import { Board, squareIndex } from "./board.js";
+import { Explorer } from "./explorer.js";
+
+// Expected-score drop of the mover (lichess's 0.1/0.2/0.3 win-chance steps on [-1, 1]).
+const JUDGEMENTS = [[0.15, "??", "blunder"], [0.10, "?", "mistake"], [0.05, "?!", "inaccuracy"]];
+const MAX_ARROWS = 5, ARROW_MIN = 0.04;
+
+const whiteToMove = (node) => node.fen.split(" ")[1] === "w";
+const fmtPct = (p) => (100 * p).toFixed(p < 0.1 ? 1 : 0) + "%";
+const fmtNum = (n) => (n >= 1e6 ? (n / 1e6).toFixed(1) + "M" : n >= 1e4 ? (n / 1e3).toFixed(0) + "k" : String(n));
+
+export function startGamePage(page) {
+  const game = new GamePage(page);
+  window.__sightline = game; // for tests and benchmarks
+  return game;
+}
+
+class GamePage {
+  constructor(page) {
+    this.page = page;
+    this.nodes = page.nodes;
+    this.results = new Map();
+    this.progress = new Map();
+    this.status = page.snapshot.job;
+    this.current = 0;
+    this.flipped = false;
+    this.latencies = [];
+    this.messages = 0;
+    this.mainline = [];
+    for (let id = 0; id !== undefined; id = this.nodes[id].children[0]) this.mainline.push(id);
+    this.board = new Board(document.getElementById("board"));
+    this.explorer = new Explorer(page, this);
+    this.mergeSnapshot(page.snapshot);
+    const fromHash = parseInt(location.hash.slice(1), 10);
+    this.renderMoves();
+    this.go(Number.isInteger(fromHash) && this.nodes[fromHash] ? fromHash : 0);
+    this.wire();
+    this.renderStatus();
+    this.scheduleGraph();
+  }
+
+  // ---- data --------------------------------------------------------------
+  mergeSnapshot(snap) {
+    if (snap.job) this.status = snap.job;
+    for (const [id, parts] of Object.entries(snap.results || {})) this.mergePly(Number(id), parts);
+  }
+
+  mergePly(id, parts) {
+    const entry = this.results.get(id) || {};
+    if (parts.eval) entry.eval = parts.eval;
+    if (parts.search) { entry.search = parts.search; this.progress.delete(id); }
+    this.results.set(id, entry);
+  }
+
+  onMessage(msg) {
+    this.messages += 1;
+    if (msg.sent_at_ms) this.latencies.push(Date.now() - msg.sent_at_ms);
+    if (msg.kind === "snapshot") { this.mergeSnapshot(msg); this.refreshAll(); return; }
+    if (msg.kind === "ply") {
+      this.mergePly(msg.node, msg);
+      this.markMove(msg.node);
+      for (const child of this.nodes[msg.node].children) this.markMove(child);
+      if (msg.node === this.current || this.nodes[this.current].parent === msg.node) this.renderPly();
+      this.scheduleGraph();
+    } else if (msg.kind === "progress") {
+      this.progress.set(msg.node, msg);
+      if (msg.node === this.current) this.renderProgress();
+      this.renderStatus();
+    } else if (msg.kind === "status") {
+      this.status = msg;
+      this.renderStatus();
+    }
+  }
+
+  refreshAll() { this.renderMoves(); this.renderPly(); this.renderStatus(); this.scheduleGraph(); }
+
+  // Expected score for the side to move at a node: the search's when it has one.
+  stmScore(id) {
+    const r = this.results.get(id);
+    if (!r) return null;
+    if (r.search && r.search.score != null) return r.search.score;
+    return r.eval ? r.eval.score : null;
+  }
+  whiteScore(id, source = null) {
+    const r = this.results.get(id);
+    let s = source === "eval" ? r?.eval?.score : source === "search" ? r?.search?.score : this.stmScore(id);
+    if (s == null) return null;
+    return whiteToMove(this.nodes[id]) ? s : 1 - s;
+  }
+  whiteWdl(id) {
+    const r = this.results.get(id);
+    const wdl = (r?.search?.wdl) || r?.eval?.wdl;
+    if (!wdl) return null;
+    return whiteToMove(this.nodes[id]) ? wdl : [wdl[2], wdl[1], wdl[0]];
+  }
+  judgement(id) {
+    const node = this.nodes[id];
+    if (node.parent === null) return null;
+    const before = this.stmScore(node.parent), afterOpp = this.stmScore(id);
+    if (before == null || afterOpp == null) return null;
+    const drop = before - (1 - afterOpp);
+    for (const [limit, glyph, name] of JUDGEMENTS) if (drop >= limit) return { glyph, name, drop };
+    return null;
+  }
+
+  // ---- navigation ----------------------------------------------------------
+  go(id) {
+    if (this.nodes[id] === undefined) return;
+    this.current = id;
+    history.replaceState(null, "", "#" + id);
+    document.querySelectorAll("#moves .move.current").forEach((m) => m.classList.remove("current"));
+    const el = document.querySelector(`#moves .move[data-node="${id}"]`);
+    if (el) { el.classList.add("current"); el.scrollIntoView({ block: "nearest" }); }
+    this.renderPly();
+    this.scheduleGraph();
+    this.explorer.onNodeChange(id);
+  }
+
+  siblings(id) {
+    const parent = this.nodes[id].parent;
+    return parent === null ? [id] : this.nodes[parent].children;
+  }
+
+  key(ev) {
+    if (ev.target.closest("input, select, textarea") || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    const node = this.nodes[this.current];
+    let target = null;
+    switch (ev.key) {
+      case "ArrowLeft": target = node.parent; break;
+      case "ArrowRight": target = node.children[0]; break;
+      case "ArrowUp": case "ArrowDown": {
+        const sib = this.siblings(this.current), i = sib.indexOf(this.current);
+        target = sib[(i + (ev.key === "ArrowDown" ? 1 : sib.length - 1)) % sib.length];
+        break;
+      }
+      case "Home": target = 0; break;
+      case "End": { let id = this.current; while (this.nodes[id].children.length) id = this.nodes[id].children[0]; target = id; break; }
+      case "f": this.flip(); ev.preventDefault(); return;
+      default: return;
+    }
+    ev.preventDefault();
+    if (target !== null && target !== undefined) this.go(target);
+  }
+
+  flip() { this.flipped = !this.flipped; this.board.setFlipped(this.flipped); this.explorer.setFlipped(this.flipped); }
+
+  wire() {
+    document.addEventListener("keydown", (ev) => this.key(ev));
+    const click = (id, fn) => document.getElementById(id).addEventListener("click", fn);
+    click("nav-start", () => this.go(0));
+    click("nav-prev", () => { const p = this.nodes[this.current].parent; if (p !== null) this.go(p); });
+    click("nav-next", () => { const c = this.nodes[this.current].children[0]; if (c !== undefined) this.go(c); });
+    click("nav-end", () => this.key({ key: "End", target: document.body, preventDefault() {} }));
+    click("nav-flip", () => this.flip());
+    document.getElementById("moves").addEventListener("click", (ev) => {
+      const m = ev.target.closest(".move");
+      if (m) this.go(Number(m.dataset.node));
+    });
+    document.body.addEventListener("htmx:wsBeforeMessage", (ev) => {
+      ev.preventDefault(); // JSON, not HTML: handled here
+      try { this.onMessage(JSON.parse(ev.detail.message)); } catch (err) { console.error(err); }
+    });
+    document.body.addEventListener("htmx:wsOpen", () => document.body.classList.remove("ws-down"));
+    document.body.addEventListener("htmx:wsClose", () => document.body.classList.add("ws-down"));
+  }
+
+  // ---- rendering -------------------------------------------------------------
+  moveLabel(node, forceNumber) {
+    const before = node.ply - 1, number = Math.floor(before / 2) + 1, white = before % 2 === 0;
+    return white ? `${number}. ` : forceNumber ? `${number}... ` : "";
+  }
+
+  renderMoves() {
+    const box = document.getElementById("moves");
+    box.replaceChildren();
+    const root = this.nodes[0];
+    if (!root.children.length) { box.innerHTML = '<p class="muted">A single position (no moves).</p>'; return; }
+    box.appendChild(this.renderLine(root.children[0], true, true));
+    this.markAll();
+  }
+
+  // A line follows first children from `id`; alternatives to each move follow that move in parentheses.
+  renderLine(id, main, forceNumber) {
+    const line = document.createElement("div");
+    line.className = main ? "line main" : "line variation";
+    let force = forceNumber;
+    for (let cur = id; cur !== undefined; cur = this.nodes[cur].children[0]) {
+      const node = this.nodes[cur];
+      const span = document.createElement("span");
+      span.className = "move";
+      span.dataset.node = cur;
+      span.innerHTML = `<span class="num">${this.moveLabel(node, force)}</span><span class="san">${node.san}</span><span class="glyph"></span>`;
+      line.appendChild(span);
+      force = false;
+      const siblings = node.parent === null ? [] : this.nodes[node.parent].children;
+      if (siblings[0] === cur && siblings.length > 1) {
+        for (const alt of siblings.slice(1)) line.appendChild(this.renderLine(alt, false, true));
+        force = true;
+      }
+    }
+    return line;
+  }
+
+  markAll() { for (const n of this.nodes) if (n.parent !== null) this.markMove(n.id); }
+
+  markMove(id) {
+    const el = document.querySelector(`#moves .move[data-node="${id}"]`);
+    if (!el) return;
+    const j = this.judgement(id);
+    el.classList.remove("blunder", "mistake", "inaccuracy");
+    el.querySelector(".glyph").textContent = j ? j.glyph : "";
+    if (j) el.classList.add(j.name);
+    el.classList.toggle("pending", !this.results.has(id));
+  }
+
+  renderPly() {
+    const id = this.current, node = this.nodes[id], r = this.results.get(id) || {};
+    this.board.setPosition(node.fen);
+    const marks = {};
+    if (node.uci) { marks[squareIndex(node.uci.slice(0, 2))] = "lastmove"; marks[squareIndex(node.uci.slice(2, 4))] = "lastmove"; }
+    this.board.setMarks(marks);
+    const title = node.parent === null ? "Start position" : `${this.moveLabel(node, true)}${node.san}`;
+    document.getElementById("ply-title").textContent = title;
+    const j = this.judgement(id);
+    const jEl = document.getElementById("ply-judgement");
+    jEl.textContent = j ? `${j.glyph} ${j.name} (−${(100 * j.drop).toFixed(1)}%)` : "";
+    jEl.className = j ? `judgement ${j.name}` : "judgement";
+
+    // eval bar and WDL (White's view)
+    const ws = this.whiteScore(id), wdl = this.whiteWdl(id);
+    document.getElementById("evalbar-black").style.height = ws == null ? "50%" : `${(100 * (1 - ws)).toFixed(1)}%`;
+    document.getElementById("evalbar-label").textContent = ws == null ? "…" : (100 * ws).toFixed(0);
+    const bar = document.getElementById("wdl");
+    const parts = wdl || (ws == null ? [0, 1, 0] : [ws, 0, 1 - ws]);
+    bar.querySelector(".w").style.width = `${100 * parts[0]}%`;
+    bar.querySelector(".d").style.width = `${100 * parts[1]}%`;
+    bar.querySelector(".l").style.width = `${100 * parts[2]}%`;
+    document.getElementById("wdl-text").textContent = ws == null ? "waiting for the network…"
+      : wdl ? `White ${fmtPct(wdl[0])} · draw ${fmtPct(wdl[1])} · Black ${fmtPct(wdl[2])} · expected score ${(100 * ws).toFixed(1)}% for White`
+      : `expected score ${(100 * ws).toFixed(1)}% for White (no WDL head)`;
+
+    // policy bars and arrows
+    const policy = r.eval?.policy || [];
+    const played = this.nodes[node.children[0]];
+    const bars = document.getElementById("policy-bars");
+    bars.replaceChildren();
+    const top = policy.slice(0, 8);
+    for (const [uci, p, san] of top) {
+      const row = document.createElement("div");
+      row.className = "bar-row" + (played && played.uci === uci ? " played" : "") + (r.search?.bestmove === uci ? " best" : "");
+      row.innerHTML = `<span class="bar-label">${san}</span><span class="bar"><span style="width:${(100 * p / Math.max(top[0][1], 1e-9)).toFixed(1)}%"></span></span><span class="bar-value">${fmtPct(p)}</span>`;
+      bars.appendChild(row);
+    }
+    if (!policy.length) bars.innerHTML = `<p class="muted">${r.eval ? "no legal moves" : "waiting…"}</p>`;
+    let playedText = "";
+    if (played && policy.length) {
+      const rank = policy.findIndex(([u]) => u === played.uci);
+      playedText = rank < 0 ? `played ${played.san}: not in policy` : `played ${played.san}: #${rank + 1} of ${policy.length}, ${fmtPct(policy[rank][1])}`;
+    }
+    document.getElementById("played-info").textContent = playedText;
+    const arrows = policy.filter(([, p]) => p >= ARROW_MIN).slice(0, MAX_ARROWS).map(([uci, p]) => ({
+      from: squareIndex(uci.slice(0, 2)), to: squareIndex(uci.slice(2, 4)), width: p, colour: "#15781b", opacity: 0.35 + 0.5 * p,
+    }));
+    if (r.search?.bestmove) {
+      const b = r.search.bestmove;
+      arrows.push({ from: squareIndex(b.slice(0, 2)), to: squareIndex(b.slice(2, 4)), width: 0.25, colour: "#1d4ed8", opacity: 0.8 });
+    }
+    this.board.setArrows(arrows);
+
+    // search
+    const info = document.getElementById("search-info");
+    const s = r.search;
+    if (s) {
+      const score = s.score == null ? "" : ` · ${(100 * (whiteToMove(node) ? s.score : 1 - s.score)).toFixed(1)}% for White`;
+      info.innerHTML = `<div><b>best</b> ${s.best_san || "–"}${score}${s.mate ? ` · mate in ${s.mate}` : ""}</div>` +
+        `<div class="pv"><b>PV</b> ${(s.pv_san || []).join(" ") || "–"}</div>` +
+        `<div class="muted">${fmtNum(s.nodes)} nodes · ${fmtNum(s.nps)} nodes/s · ${s.elapsed_s}s${s.depth ? ` · depth ${s.depth}` : ""}</div>`;
+      const table = document.getElementById("root-table");
+      const rows = (s.root || []).slice(0, 8);
+      const hasVisits = rows.some((x) => x.visits != null);
+      table.innerHTML = rows.length ? `<tr><th>move</th>${hasVisits ? "<th>visits</th><th>Q</th><th>prior</th>" : "<th>score</th>"}</tr>` +
+        rows.map((x) => `<tr><td>${x.san}</td>${hasVisits ? `<td>${x.visits ?? ""}</td><td>${x.q != null ? (100 * x.q).toFixed(1) + "%" : ""}</td><td>${x.prior != null ? fmtPct(x.prior) : ""}</td>`
+          : `<td>${x.score != null ? (100 * x.score).toFixed(1) + "%" : ""}</td>`}</tr>`).join("") : "";
+    } else {
+      info.innerHTML = `<span class="muted">${this.status.status === "done" ? "no search result" : "search pending…"}</span>`;
+      document.getElementById("root-table").innerHTML = "";
+    }
+    this.renderProgress();
+  }
+
+  renderProgress() {
+    const p = this.progress.get(this.current);
+    const el = document.getElementById("search-progress");
+    el.textContent = p ? `searching: ${fmtNum(p.nodes)} nodes · ${fmtNum(p.nps)} nodes/s · best ${p.pv_san?.[0] || "–"} · ${p.pv_san?.join(" ") || ""}` : "";
+  }
+
+  renderStatus() {
+    const st = this.status;
+    const pill = document.getElementById("job-status");
+    pill.textContent = st.status;
+    pill.className = `pill status-${st.status}`;
+    const total = st.total || this.nodes.length;
+    const frac = total ? (st.evaluated + st.searched) / (2 * total) : 0;
+    document.getElementById("progress-bar").style.width = `${(100 * Math.min(1, frac)).toFixed(1)}%`;
+    let text = `eval ${st.evaluated}/${total} · search ${st.searched}/${total}`;
+    const live = [...this.progress.values()].pop();
+    if (live && st.status === "running") text += ` · ${fmtNum(live.nps)} nodes/s`;
+    document.getElementById("progress-text").textContent = text;
+    const finished = ["done", "failed", "cancelled"].includes(st.status);
+    document.getElementById("cancel-btn").hidden = finished;
+    const err = document.getElementById("error-box");
+    err.hidden = !st.error;
+    err.textContent = st.error ? `Analysis failed: ${st.error}` : "";
+  }
+
+  // ---- eval graph (plotly) -----------------------------------------------------
+  scheduleGraph() {
+    if (this._graphPending) return;
+    this._graphPending = true;
+    requestAnimationFrame(() => { this._graphPending = false; this.drawGraph(); });
+  }
+
+  drawGraph() {
+    if (!window.Plotly) { setTimeout(() => this.scheduleGraph(), 100); return; }
+    const ids = this.mainline, x = ids.map((id) => this.nodes[id].ply);
+    const text = ids.map((id) => { const n = this.nodes[id]; return n.parent === null ? "start" : this.moveLabel(n, true) + n.san; });
+    const traces = [];
+    if (this.page.network.has_wdl) {
+      const wdl = ids.map((id) => this.whiteWdl(id));
+      const band = (i, name, colour) => ({ x, y: wdl.map((v) => (v ? v[i] : null)), name, stackgroup: "wdl", mode: "none",
+        fillcolor: colour, hoverinfo: "skip", line: { width: 0 } });
+      traces.push(band(0, "White wins", "rgba(240,240,235,0.95)"), band(1, "draw", "rgba(160,160,170,0.55)"), band(2, "Black wins", "rgba(60,60,70,0.55)"));
+    }
+    const line = (source, name, colour, dash) => ({ x, y: ids.map((id) => this.whiteScore(id, source)), name, mode: "lines",
+      line: { color: colour, width: 2, dash }, text, customdata: ids, hovertemplate: "%{text}: %{y:.1%}<extra>" + name + "</extra>", connectgaps: false });
+    traces.push(line("eval", "network", "#1f77b4", "solid"));
+    if (this.page.search.name !== "policy") traces.push(line("search", this.page.search.name, "#d62728", "dot"));
+    const marks = { "?!": "#e6b800", "?": "#f28c28", "??": "#d62728" };
+    const judged = ids.map((id) => [id, this.judgement(id)]).filter(([, j]) => j);
+    traces.push({ x: judged.map(([id]) => this.nodes[id].ply), y: judged.map(([id]) => this.whiteScore(id)),
+      customdata: judged.map(([id]) => id), text: judged.map(([id, j]) => `${this.moveLabel(this.nodes[id], true)}${this.nodes[id].san}${j.glyph}`),
+      mode: "markers", name: "mistakes", marker: { size: 9, color: judged.map(([, j]) => marks[j.glyph]), line: { color: "#222", width: 1 } },
+      hovertemplate: "%{text}<extra></extra>" });
+    const cur = this.nodes[this.current];
+    const layout = {
+      margin: { l: 40, r: 10, t: 10, b: 30 }, height: 220, showlegend: true, legend: { orientation: "h", y: -0.25 },
+      yaxis: { range: [0, 1], tickformat: ".0%", fixedrange: true, title: { text: "White" } },
+      xaxis: { range: [x[0] - 0.5, x[x.length - 1] + 0.5], fixedrange: true, title: { text: "" } },
+      shapes: [{ type: "line", x0: cur.ply, x1: cur.ply, y0: 0, y1: 1, line: { color: "#444", width: 1, dash: "dot" } },
+               { type: "line", x0: x[0], x1: x[x.length - 1], y0: 0.5, y1: 0.5, line: { color: "#999", width: 1 } }],
+      paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "#fafafa", hovermode: "x",
+    };
+    const graph = document.getElementById("eval-graph");
+    Plotly.react(graph, traces, layout, { displayModeBar: false, responsive: true });
+    if (!this._graphWired) {
+      this._graphWired = true;
+      graph.on("plotly_click", (ev) => {
+        const pt = ev.points[0];
+        const id = pt.customdata !== undefined ? pt.customdata : this.mainline[x.indexOf(pt.x)];
+        if (id !== undefined) this.go(id);
+      });
+    }
+    this.graphPoints = ids.filter((id) => this.whiteScore(id, "eval") != null).length;
+  }
+}
