@@ -47,16 +47,23 @@ def test_displacement_index_is_the_2d_offset():
     assert rel[chess.B2, chess.C4] == rel[chess.E5, chess.F7]
 
 
-def test_efficient_shaw_equals_the_naive_formula():
+@pytest.mark.parametrize("batch", [3, SelfAttention.SMALL_BATCH + 1])
+def test_efficient_shaw_equals_the_naive_formula(batch):
     torch.manual_seed(0)
     attn = SelfAttention(ChessformerConfig(layers=1, embed=32, heads=4, ffn=32, position="shaw")).double()
     with torch.no_grad():
         for table in (attn.shaw_q, attn.shaw_k, attn.shaw_v):
             table.normal_(0, 0.5)
-    x = torch.randn(3, 64, 32, dtype=torch.float64)
+    x = torch.randn(batch, 64, 32, dtype=torch.float64)
     fast, weights = attn(x, need_weights=True)
     torch.testing.assert_close(fast, naive_shaw(attn, x), atol=1e-5, rtol=1e-5)
-    torch.testing.assert_close(weights.sum(-1), torch.ones(3, 4, 64, dtype=torch.float64))
+    torch.testing.assert_close(weights.sum(-1), torch.ones(batch, 4, 64, dtype=torch.float64))
+    with torch.no_grad():  # the inference path caches the per-pair tables; they must follow the weights
+        cached, _ = attn(x)
+        attn.shaw_k.add_(0.1)
+        moved, _ = attn(x)
+    torch.testing.assert_close(cached, fast.detach())
+    torch.testing.assert_close(moved, naive_shaw(attn, x).detach(), atol=1e-5, rtol=1e-5)
 
 
 @pytest.mark.parametrize("position", ["absolute", "relative_bias", "shaw"])

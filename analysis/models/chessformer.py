@@ -138,27 +138,52 @@ class SelfAttention(nn.Module):
         out = self.out(out.transpose(1, 2).reshape(B, T, E))
         return out, (weights if need_weights else None)
 
-    def _shaw_logit_terms(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
-        """q_i.a^K_ij + a^Q_ij.k_j + a^Q_ij.a^K_ij of eq. 6, gathered from (.., 225) products.
+    def _shaw_tables(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """a^Q, a^K, a^V gathered per (query, key) pair, (H, T, T, D), and a^Q.a^K, (H, T, T).
 
-        Never builds a (B, H, T, T, D) tensor: each query is dotted with all 225
-        displacement vectors, then the (T, T) displacement index picks one per pair.
-        The reference code (Ergodice's RPELogits) drops the a^Q.a^K term; the paper's
-        eq. 6 keeps it, and so do we.
+        These depend on the weights only, never on the batch, so inference caches
+        them until the weights change (parameter versions move on any in-place update).
         """
+        version = (self.shaw_q._version, self.shaw_k._version, self.shaw_v._version,
+                   self.shaw_q.device, self.shaw_q.dtype)
+        cached = getattr(self, "_table_cache", None)
+        if cached is not None and cached[0] == version and not torch.is_grad_enabled():
+            return cached[1]
+        aq, ak, av = self.shaw_q[:, self.rel], self.shaw_k[:, self.rel], self.shaw_v[:, self.rel]
+        tables = (aq, ak, av, (aq * ak).sum(-1))
+        if not torch.is_grad_enabled():
+            self._table_cache = (version, tables)
+        return tables
+
+    # Below this batch size the per-displacement products are faster than contracting
+    # the per-pair tables (measured with bench/inference.py: small batches make
+    # H * T tiny matrix products; large ones make (B, H, T, 225) intermediates
+    # that spill out of cache).
+    SMALL_BATCH = 8
+
+    def _shaw_logit_terms(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        """q_i.a^K_ij + a^Q_ij.k_j + a^Q_ij.a^K_ij: eq. 6 expanded, less the q_i.k_j term.
+
+        No (B, H, T, T, D) tensor is ever built. The reference code (Ergodice's
+        RPELogits) drops the a^Q.a^K term; the paper's eq. 6 keeps it, and so do we.
+        """
+        aq, ak, _, aq_ak = self._shaw_tables()
         B, H, T, _ = q.shape
-        rel = self.rel.expand(B, H, T, T)
-        q_ak = torch.gather(q @ self.shaw_k.transpose(-1, -2), -1, rel)  # (B,H,T,R) -> (B,H,T,T)
+        if B >= self.SMALL_BATCH:  # contract against the (H, T, T, D) weight tables
+            return torch.einsum("bhid,hijd->bhij", q, ak) + torch.einsum("bhjd,hijd->bhij", k, aq) + aq_ak
+        # Dot each query (key) with all 225 displacement vectors, then pick one per pair.
+        q_ak = torch.gather(q @ self.shaw_k.transpose(-1, -2), -1, self.rel.expand(B, H, T, T))
         k_aq = torch.gather(k @ self.shaw_q.transpose(-1, -2), -1, self.rel.T.expand(B, H, T, T))
-        aq_ak = (self.shaw_q * self.shaw_k).sum(-1)[:, self.rel]  # (H, R) -> (H, T, T)
         return q_ak + k_aq.transpose(-1, -2) + aq_ak
 
     def _shaw_value_term(self, weights: torch.Tensor) -> torch.Tensor:
-        """sum_j alpha_ij a^V_ij of eq. 7: scatter alpha into displacement bins, then one matmul."""
+        """sum_j alpha_ij a^V_ij of eq. 7, (B, H, T, D)."""
         B, H, T, _ = weights.shape
-        binned = weights.new_zeros(B, H, T, 225)
+        if B >= self.SMALL_BATCH:
+            return torch.einsum("bhij,hijd->bhid", weights, self._shaw_tables()[2])
+        binned = weights.new_zeros(B, H, T, 225)  # alpha scattered into displacement bins
         binned.scatter_(-1, self.rel.expand(B, H, T, T), weights)  # each (i, r) has at most one j
-        return binned @ self.shaw_v  # (B, H, T, D)
+        return binned @ self.shaw_v
 
 
 class EncoderLayer(nn.Module):

@@ -1,0 +1,119 @@
+"""Chessformer inference speed and model FLOP utilisation (MFU).
+
+    python bench/inference.py                       # cf-6m on the CPU, batches 1, 64, 256
+    python bench/inference.py --device cuda --dtype bf16 --preset cf-240m --batches 1024
+
+MFU = (model FLOPs per position x positions/s) / (this machine's dense matmul FLOP/s
+in the same dtype, measured in the same run). Targets: >= 0.5 for cf-6m at batch 256
+on the CPU in fp32; >= 0.4 for cf-240m at batch 1024 in bf16 on a GPU.
+Model FLOPs are counted by torch.utils.flop_counter on one forward pass.
+Positions/s is reported for the network alone and end to end (python-chess boards
+-> encoding -> network -> legal-move policies).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import chess
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from analysis.encoding import encode_tokens  # noqa: E402
+from analysis.inference import ChessformerEvaluator  # noqa: E402
+from analysis.models.chessformer import PRESETS, Chessformer, parameter_count  # noqa: E402
+
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+
+
+def sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def timed(fn, device, min_time: float = 1.0, min_runs: int = 3) -> float:
+    """Median seconds per call after one warm-up call."""
+    fn()
+    sync(device)
+    samples, total = [], 0.0
+    while total < min_time or len(samples) < min_runs:
+        start = time.perf_counter()
+        fn()
+        sync(device)
+        samples.append(time.perf_counter() - start)
+        total += samples[-1]
+    return statistics.median(samples)
+
+
+def matmul_peak(device: torch.device, dtype: torch.dtype, n: int) -> float:
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
+    seconds = timed(lambda: a @ b, device)
+    return 2 * n**3 / seconds
+
+
+def random_boards(count: int, seed: int = 0) -> list[chess.Board]:
+    rng = random.Random(seed)
+    boards = []
+    while len(boards) < count:
+        board = chess.Board()
+        for _ in range(rng.randrange(4, 60)):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+        if not board.is_game_over():
+            boards.append(board)
+    return boards
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--preset", default="cf-6m", choices=sorted(PRESETS))
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--dtype", default="fp32", choices=sorted(DTYPES))
+    parser.add_argument("--batches", type=int, nargs="+", default=[1, 64, 256])
+    parser.add_argument("--matmul-size", type=int, default=2048)
+    args = parser.parse_args()
+
+    device = torch.device(args.device)
+    dtype = DTYPES[args.dtype]
+    torch.manual_seed(0)
+    model = Chessformer(PRESETS[args.preset]).to(device).eval()
+    if dtype != torch.float32:
+        model = model.to(dtype)
+    peak = matmul_peak(device, dtype, args.matmul_size)
+    print(f"{args.preset}: {parameter_count(model):,} parameters; device {device}, {args.dtype}, "
+          f"{torch.get_num_threads()} threads")
+    print(f"dense {args.matmul_size}^3 matmul: {peak / 1e9:,.1f} GFLOP/s (the MFU denominator)")
+
+    boards = random_boards(max(args.batches))
+    evaluator = ChessformerEvaluator(model, device=device)
+    print(f"{'batch':>6} {'net pos/s':>11} {'end-to-end pos/s':>17} {'GFLOP/pos':>10} {'MFU':>6}")
+    for batch in args.batches:
+        tokens = torch.from_numpy(encode_tokens(boards[:batch])).to(device, dtype)
+        with FlopCounterMode(display=False) as counter, torch.inference_mode():
+            model(tokens)
+        flops_per_position = counter.get_total_flops() / batch
+
+        def forward():
+            with torch.inference_mode():
+                model(tokens)
+
+        net_seconds = timed(forward, device)
+        end_to_end = timed(lambda: evaluator.evaluate(boards[:batch]), device)
+        positions_per_s = batch / net_seconds
+        mfu = flops_per_position * positions_per_s / peak
+        print(f"{batch:>6} {positions_per_s:>11,.0f} {batch / end_to_end:>17,.0f} "
+              f"{flops_per_position / 1e9:>10.4f} {mfu:>6.2f}")
+
+
+if __name__ == "__main__":
+    main()
