@@ -16,6 +16,9 @@ import sys
 # Modules under analysis.cli, in the order ``--help`` lists them.
 COMMAND_MODULES = [
     "model_cmds",
+    "data_cmds",
+    "train_cmd",
+    "eval_cmds",
 ]
 
 

@@ -1,0 +1,180 @@
+"""``puzzles``, ``sts``, ``metrics``, ``match`` and ``report``: measure agents (see analysis.eval)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from analysis.cli import CommandError
+
+
+def _agent(model: str, algo: str | None, nodes: int | None, device: str | None):
+    from analysis.checkpoint import CheckpointError
+    from analysis.eval.agents import make_agent
+
+    if model in ("material-greedy", "greedy", "material") or model.startswith("stockfish"):
+        spec = model
+    else:
+        if not algo:
+            raise CommandError("--algo is required with a model checkpoint")
+        if not Path(model).is_file():
+            raise CommandError(f"model checkpoint not found: {model}")
+        spec = f"{model}:{algo}" + (f":{nodes}" if nodes else "")
+    try:
+        return make_agent(spec, device=device)
+    except (ValueError, CheckpointError, FileNotFoundError) as exc:
+        raise CommandError(str(exc)) from exc
+
+
+def _emit(args, payload: dict, lines: list[str]) -> None:
+    if args.json:
+        print(json.dumps(payload, indent=2))
+    else:
+        print("\n".join(lines))
+
+
+def _puzzles(args) -> int:
+    from analysis.eval.puzzles import load_puzzles, run_puzzles
+
+    try:
+        puzzles = load_puzzles(Path(args.csv), args.limit)
+    except (OSError, ValueError) as exc:
+        raise CommandError(str(exc)) from exc
+    agent = _agent(args.model, args.algo, args.nodes, args.device)
+    try:
+        report = run_puzzles(puzzles, agent.choose, progress=not args.json)
+    finally:
+        agent.close()
+    payload = {"agent": agent.name, **report.to_json()}
+    lines = [f"{agent.name}: {report.solved}/{report.total} puzzles solved ({100 * report.accuracy:.1f}%)"]
+    lines += [f"  {k:>10}: {v['solved']}/{v['total']} ({100 * v['accuracy']:.1f}%)" for k, v in payload["buckets"].items()]
+    _emit(args, payload, lines)
+    return 0
+
+
+def _sts(args) -> int:
+    from analysis.eval.sts import load_sts, run_sts
+
+    try:
+        positions = load_sts(Path(args.epd), args.limit)
+    except (OSError, ValueError) as exc:
+        raise CommandError(str(exc)) from exc
+    agent = _agent(args.model, args.algo, args.nodes, args.device)
+    try:
+        report = run_sts(positions, agent.choose, progress=not args.json)
+    finally:
+        agent.close()
+    payload = {"agent": agent.name, **report.to_json()}
+    lines = [f"{agent.name}: STS {report.score}/{report.maximum}"]
+    lines += [f"  {t}: {v['score']}/{v['maximum']}" for t, v in payload["themes"].items()]
+    _emit(args, payload, lines)
+    return 0
+
+
+def _metrics(args) -> int:
+    from analysis.checkpoint import CheckpointError, load_evaluator
+    from analysis.eval.agents import MaterialGreedyAgent
+    from analysis.eval.static_metrics import evaluate_static, evaluate_static_greedy, load_test_positions
+
+    try:
+        positions = load_test_positions(Path(args.data), args.limit)
+    except (OSError, ValueError) as exc:
+        raise CommandError(str(exc)) from exc
+    if args.model in ("material-greedy", "greedy", "material"):
+        report = evaluate_static_greedy(MaterialGreedyAgent(), positions)
+        name = "material-greedy"
+    else:
+        try:
+            evaluator = load_evaluator(args.model, device=args.device)
+            report = evaluate_static(evaluator, args.algo, positions, progress=not args.json)
+        except (ValueError, CheckpointError) as exc:
+            raise CommandError(str(exc)) from exc
+        name = f"{args.model}:{args.algo}"
+    payload = {"agent": name, **report.to_json()}
+    _emit(args, payload, [f"{name}: action accuracy {100 * report.action_accuracy:.1f}%, "
+                          f"Kendall tau {report.kendall_tau:.3f} over {report.positions} test positions"])
+    return 0
+
+
+def _match(args) -> int:
+    from analysis.data.sources import eco_openings
+    from analysis.eval.match import play_match
+
+    try:
+        openings = eco_openings(Path(args.openings))
+    except (OSError, FileNotFoundError) as exc:
+        raise CommandError(str(exc)) from exc
+    agents = []
+    try:
+        for spec in (args.a, args.b):
+            agents.append(_spec_agent(spec, args.device))
+        pgn = Path(args.pgn) if args.pgn else None
+        started = time.time()
+        result = play_match(agents[0], agents[1], openings, args.games, seed=args.seed, max_plies=args.max_plies,
+                            pgn_path=pgn, progress=not args.json)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from exc
+    finally:
+        for agent in agents:
+            agent.close()
+    payload = {**result.summary(), "seconds": round(time.time() - started, 1), "pgn": args.pgn}
+    s = payload
+    _emit(args, payload, [f"{s['a']} vs {s['b']}: +{s['wins']} ={s['draws']} -{s['losses']} "
+                          f"(score {100 * s['score']:.1f}%), Elo difference {s['elo_diff']:+.0f} "
+                          f"[95% CI {s['ci95'][0]:+.0f}, {s['ci95'][1]:+.0f}]"
+                          + (f"; games in {args.pgn}" if args.pgn else "")])
+    return 0
+
+
+def _spec_agent(spec: str, device: str | None):
+    from analysis.checkpoint import CheckpointError
+    from analysis.eval.agents import make_agent
+
+    path = spec.split(":")[0]
+    if not (spec in ("material-greedy", "greedy", "material") or spec.startswith("stockfish")) \
+            and not Path(path).is_file():
+        raise CommandError(f"model checkpoint not found: {path}")
+    try:
+        return make_agent(spec, device=device)
+    except (ValueError, CheckpointError, FileNotFoundError) as exc:
+        raise CommandError(f"{spec}: {exc}") from exc
+
+
+def register(subparsers) -> None:
+    def common(p, model_required=True):
+        p.add_argument("--model", required=model_required,
+                       help="checkpoint path, or material-greedy (1-ply baseline)")
+        p.add_argument("--algo", help="search name from analysis.search (policy, value, mcts, ...)")
+        p.add_argument("--nodes", type=int, help="search budget in nodes")
+        p.add_argument("--device", help="cpu, cuda, ... (default: best available)")
+        p.add_argument("--limit", type=int, help="only the first N items")
+        p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    p = subparsers.add_parser("puzzles", help="Lichess puzzle accuracy (ChessBench rule), per 400-rating bucket")
+    common(p)
+    p.add_argument("--csv", required=True, help="Lichess puzzle CSV")
+    p.set_defaults(handler=_puzzles)
+
+    p = subparsers.add_parser("sts", help="Strategic Test Suite score out of 15,000, per theme")
+    common(p)
+    p.add_argument("--epd", required=True, help="STS EPD file (c8 points, c9 UCI moves)")
+    p.set_defaults(handler=_sts)
+
+    p = subparsers.add_parser("metrics", help="action accuracy and Kendall tau on an annotated test split")
+    common(p)
+    p.add_argument("--data", required=True, help="annotated dataset directory")
+    p.set_defaults(handler=_metrics)
+
+    p = subparsers.add_parser("match", help="play A against B from ECO openings, colours swapped; Elo difference")
+    p.add_argument("--a", required=True, help="MODEL:ALGO[:NODES], material-greedy or stockfish:elo=N")
+    p.add_argument("--b", required=True, help="same forms as --a")
+    p.add_argument("--games", type=int, default=100)
+    p.add_argument("--openings", required=True, help="directory of ECO .tsv files")
+    p.add_argument("--pgn", help="write the games here")
+    p.add_argument("--max-plies", type=int, default=400)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=_match)

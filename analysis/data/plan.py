@@ -1,0 +1,149 @@
+"""Build the annotation plan: gather sources, deduplicate, split by game, order tactics first."""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing as mp
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import chess
+import pyarrow as pa
+from tqdm import tqdm
+
+from analysis.data.engine import find_stockfish, init_worker_engine
+from analysis.data.selfplay import SelfPlayConfig, play_game
+from analysis.data.sources import PositionSource, eco_openings, perturb, pgn_positions, tactical_score
+from analysis.data.store import PLAN_FILE, PLAN_SCHEMA, update_card, write_table_atomic
+
+
+@dataclass
+class GenerateConfig:
+    pgn_files: list[Path] = field(default_factory=list)
+    openings_dir: Path | None = None
+    selfplay_games: int = 0
+    selfplay: SelfPlayConfig = SelfPlayConfig()
+    perturb_share: float = 0.5  # chance of adding one perturbed child per source position
+    min_ply: int = 0
+    test_share: float = 0.05  # share of games held out for the test split
+    max_positions: int | None = None  # cap on the plan size after ordering
+    tactical_weight: float = 1.0  # how strongly tactical positions are moved up the plan
+    workers: int = max(1, mp.cpu_count())
+    stockfish: str | None = None
+    seed: int = 0
+
+
+def position_key(fen: str) -> str:
+    """Dedup key: placement, side to move, castling, en passant (move counters ignored)."""
+    return " ".join(fen.split()[:4])
+
+
+def game_split(game_id: str, test_share: float, seed: int) -> str:
+    digest = hashlib.sha256(f"{seed}:{game_id}".encode()).digest()
+    return "test" if int.from_bytes(digest[:8], "little") / 2**64 < test_share else "train"
+
+
+def _selfplay_task(task: tuple) -> list[PositionSource]:
+    opening, game_id, seed, config = task
+    return play_game(opening, game_id, seed, config)
+
+
+def _selfplay_positions(cfg: GenerateConfig, rng: random.Random) -> list[PositionSource]:
+    if cfg.selfplay_games <= 0:
+        return []
+    if cfg.openings_dir is None:
+        raise ValueError("self-play needs an openings directory")
+    openings = eco_openings(cfg.openings_dir)
+    tasks = []
+    for i in range(cfg.selfplay_games):
+        opening = rng.choice(openings)
+        tasks.append((opening, f"selfplay:{cfg.seed}:{i}", rng.randrange(2**31), cfg.selfplay))
+    out: list[PositionSource] = []
+    path = find_stockfish(cfg.stockfish)
+    with mp.Pool(cfg.workers, initializer=init_worker_engine, initargs=(path,)) as pool:
+        for positions in tqdm(pool.imap_unordered(_selfplay_task, tasks), total=len(tasks),
+                              desc="self-play games", unit="game"):
+            out.extend(positions)
+    return out
+
+
+def build_plan(cfg: GenerateConfig, out_dir: Path) -> dict:
+    """Write ``plan.parquet`` under ``out_dir`` and the card's ``generate`` section; returns it."""
+    if not 0 <= cfg.test_share < 1:
+        raise ValueError("test_share must be in [0, 1)")
+    if not 0 <= cfg.perturb_share <= 1:
+        raise ValueError("perturb_share must be in [0, 1]")
+    started = time.time()
+    rng = random.Random(cfg.seed)
+    candidates: list[PositionSource] = []
+    for source, board in tqdm(pgn_positions(cfg.pgn_files, min_ply=cfg.min_ply), desc="PGN positions", unit="pos"):
+        candidates.append(source)
+        if rng.random() < cfg.perturb_share:
+            child = perturb(board, rng, source.game_id)
+            if child is not None:
+                candidates.append(child)
+    selfplay = _selfplay_positions(cfg, rng)
+    for source in selfplay:
+        candidates.append(source)
+        if rng.random() < cfg.perturb_share:
+            child = perturb(source.board(), rng, source.game_id)
+            if child is not None:
+                candidates.append(child)
+
+    seen: set[str] = set()
+    unique: list[PositionSource] = []
+    for source in candidates:
+        key = position_key(source.fen)
+        if key not in seen:
+            seen.add(key)
+            unique.append(source)
+
+    # Tactics first: a weighted random order (Efraimidis-Spirakis keys u^(1/w)),
+    # so a run cut short has spent its Stockfish time on the richest positions
+    # while quiet ones still appear.
+    priorities = []
+    for source in unique:
+        weight = 1.0 + cfg.tactical_weight * tactical_score(chess.Board(source.fen))
+        priorities.append(rng.random() ** (1.0 / weight))
+    order = sorted(range(len(unique)), key=lambda i: -priorities[i])
+    if cfg.max_positions is not None:
+        order = order[: cfg.max_positions]
+    rows = [unique[i] for i in order]
+    table = pa.table({
+        "fen": [r.fen for r in rows],
+        "history_fen": [r.history_fen for r in rows],
+        "history_moves": [r.history_moves for r in rows],
+        "game_id": [r.game_id for r in rows],
+        "ply": [r.ply for r in rows],
+        "source": [r.source for r in rows],
+        "split": [game_split(r.game_id, cfg.test_share, cfg.seed) for r in rows],
+        "priority": [priorities[i] for i in order],
+    }, schema=PLAN_SCHEMA)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_table_atomic(table, out_dir / PLAN_FILE)
+
+    def count(column: str) -> dict[str, int]:
+        values = table[column].to_pylist()
+        return {v: values.count(v) for v in sorted(set(values))}
+
+    summary = {
+        "pgn_files": [p.name for p in cfg.pgn_files],
+        "openings_dir": str(cfg.openings_dir) if cfg.openings_dir else None,
+        "selfplay_games": cfg.selfplay_games,
+        "selfplay_limit": cfg.selfplay.limit.describe(),
+        "selfplay_near_best": cfg.selfplay.near_best,
+        "perturb_share": cfg.perturb_share,
+        "test_share": cfg.test_share,
+        "seed": cfg.seed,
+        "candidates": len(candidates),
+        "unique_positions": len(unique),
+        "planned_positions": table.num_rows,
+        "by_source": count("source"),
+        "by_split": count("split"),
+        "games": len(set(table["game_id"].to_pylist())),
+        "seconds": round(time.time() - started, 1),
+    }
+    update_card(out_dir, "generate", summary)
+    return summary

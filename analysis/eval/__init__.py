@@ -1,0 +1,1 @@
+"""Measuring agents: puzzles, STS, static metrics on annotated data, matches and Elo."""

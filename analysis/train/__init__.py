@@ -1,0 +1,1 @@
+"""Supervised training: losses, the Parquet data loader and the training loop."""

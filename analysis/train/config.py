@@ -1,0 +1,100 @@
+"""Typed training configuration, loaded from a TOML file under configs/."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from analysis.train.losses import ChessformerLossWeights
+
+
+@dataclass
+class TrainConfig:
+    """One training run. Paths in the TOML file are relative to the repository root (cwd)."""
+
+    data: Path  # dataset directory (analysis.data.store layout)
+    out: Path  # run directory: state, curves, exported checkpoint
+    model: str = "cf-small"  # a PRESETS name of analysis.models.chessformer
+    model_overrides: dict = field(default_factory=dict)
+    export: Path | None = None  # where the final SWA weights go (default: out/model.safetensors)
+    steps: int = 1000
+    batch_size: int = 256
+    # Learning-rate steps, Chessformer style: [[0, 5e-4], [1600, 1.58e-4], ...] = (from step, lr).
+    lr_steps: list = field(default_factory=lambda: [[0, 5e-4]])
+    warmup_steps: int = 0
+    betas: tuple = (0.9, 0.98)  # Nadam, Chessformer section III
+    eps: float = 1e-7
+    weight_decay: float = 0.0
+    grad_clip: float = 10.0
+    swa_start: int = 0  # first step whose weights enter the average
+    swa_every: int = 10
+    policy_temperature: float = 0.02  # softmax over Stockfish win probabilities -> policy target
+    loss: ChessformerLossWeights = ChessformerLossWeights()
+    val_every: int = 100
+    val_batches: int = 8
+    checkpoint_every: int = 500
+    log_every: int = 10
+    device: str = "auto"  # auto | cpu | cuda
+    amp: str = "auto"  # bf16 autocast: auto (CUDA only) | on | off
+    compile: bool = False
+    num_workers: int = 1
+    threads: int = 0  # torch CPU threads; 0 leaves torch's default
+    seed: int = 0
+    max_train_rows: int | None = None
+
+    @property
+    def export_path(self) -> Path:
+        return self.export or self.out / "model.safetensors"
+
+    def lr_at(self, step: int) -> float:
+        lr = self.lr_steps[0][1]
+        for start, value in self.lr_steps:
+            if step >= start:
+                lr = value
+        if self.warmup_steps and step < self.warmup_steps:
+            lr *= (step + 1) / self.warmup_steps
+        return float(lr)
+
+    def validate(self) -> None:
+        if self.steps <= 0 or self.batch_size <= 0:
+            raise ValueError("steps and batch_size must be positive")
+        if not self.lr_steps or any(len(s) != 2 for s in self.lr_steps):
+            raise ValueError("lr_steps must be a non-empty list of [step, lr] pairs")
+        if self.device not in ("auto", "cpu", "cuda"):
+            raise ValueError(f"device must be auto, cpu or cuda, not {self.device!r}")
+        if self.amp not in ("auto", "on", "off"):
+            raise ValueError(f"amp must be auto, on or off, not {self.amp!r}")
+        if self.swa_every <= 0 or self.checkpoint_every <= 0 or self.val_every <= 0:
+            raise ValueError("swa_every, checkpoint_every and val_every must be positive")
+
+
+def load_config(path: Path, **overrides) -> TrainConfig:
+    """Parse a TOML config; ``overrides`` (e.g. from the CLI) win over the file."""
+    try:
+        raw = tomllib.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise ValueError(f"config file not found: {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: invalid TOML: {exc}") from None
+    raw.update({k: v for k, v in overrides.items() if v is not None})
+    known = {f.name for f in fields(TrainConfig)}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise ValueError(f"{path}: unknown setting(s): {', '.join(unknown)}")
+    for key in ("data", "out"):
+        if key not in raw:
+            raise ValueError(f"{path}: missing required setting {key!r}")
+    raw["data"], raw["out"] = Path(raw["data"]), Path(raw["out"])
+    if raw.get("export"):
+        raw["export"] = Path(raw["export"])
+    if "betas" in raw:
+        raw["betas"] = tuple(raw["betas"])
+    if "loss" in raw:
+        try:
+            raw["loss"] = ChessformerLossWeights(**raw["loss"])
+        except TypeError as exc:
+            raise ValueError(f"{path}: bad [loss] table: {exc}") from None
+    cfg = TrainConfig(**raw)
+    cfg.validate()
+    return cfg
