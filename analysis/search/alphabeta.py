@@ -312,6 +312,7 @@ class AlphaBetaCore(Search):
         order = self._order(board, moves, None, 0, policy)
         # Until an iteration completes, the best guess is the ordering's first move.
         self._best = self._make_result(order[0], [order[0]], static, {}, {}, 0, {})
+        control.publish()
         branch_depths: dict[chess.Move, int] = {}
         for iteration, r in self._iterations(control.budget):
             try:

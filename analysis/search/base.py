@@ -176,6 +176,7 @@ class SearchControl:
         if snap is None:
             return
         snap.final = False
+        snap.elapsed_s = self.elapsed()
         self.latest = snap
         if self._progress is not None:
             self._progress(snap)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Iterator
 
 import chess
 import numpy as np
@@ -77,12 +78,13 @@ def considered_visit_sequence(max_considered: int, simulations: int) -> list[int
     return sequence[:simulations]
 
 
-def halving_levels(max_considered: int, simulations: int) -> list[tuple[int, int]]:
+def iter_halving_levels(max_considered: int, simulations: int) -> Iterator[tuple[int, int]]:
     """The same schedule as levels: (actions still considered, how many of them get a visit now)."""
     if max_considered <= 1:
-        return [(1, 1)] * simulations
+        for _ in range(simulations):
+            yield 1, 1
+        return
     log2max = math.ceil(math.log2(max_considered))
-    levels: list[tuple[int, int]] = []
     used, considered = 0, max_considered
     while used < simulations:
         extra = max(1, int(simulations / (log2max * considered)))
@@ -90,10 +92,13 @@ def halving_levels(max_considered: int, simulations: int) -> list[tuple[int, int
             if used >= simulations:
                 break
             take = min(considered, simulations - used)
-            levels.append((considered, take))
+            yield considered, take
             used += take
         considered = max(2, considered // 2)
-    return levels
+
+
+def halving_levels(max_considered: int, simulations: int) -> list[tuple[int, int]]:
+    return list(iter_halving_levels(max_considered, simulations))
 
 
 class GumbelMuZero(Search):
@@ -171,20 +176,21 @@ class GumbelMuZero(Search):
         self._gumbel = s.gumbel_scale * self._rng.gumbel(size=k) if s.gumbel_scale > 0 else np.zeros(k)
         simulations = control.budget.nodes - 1 if control.budget.nodes else s.simulations
         m = min(s.max_considered_actions, k)
-        levels = halving_levels(m, max(simulations, 1)) if simulations > 0 else []
+        levels = iter_halving_levels(m, simulations)
         # Gumbel top-k: all unvisited, so sigma is constant and g + logits decides.
         considered = list(np.argsort(-(self._gumbel + self.logits(root)), kind="stable")[:m])
-        i = 0
-        while i < len(levels):
+        control.publish()
+        level = next(levels, None)
+        while level is not None:
             if control.should_stop(self._nodes) or self._depth_reached(control.budget):
                 break
-            width = levels[i][0]
+            width = level[0]
             if width < len(considered):
                 scores = self._root_scores(root)
                 considered = sorted(considered, key=lambda a: -scores[a])[:width]
             sims: list[int] = []
-            while i < len(levels) and levels[i][0] == width:
-                take = levels[i][1]
+            while level is not None and level[0] == width:
+                take = level[1]
                 if sims and len(sims) + take > s.batch_size:
                     break
                 if take < len(considered):
@@ -192,7 +198,7 @@ class GumbelMuZero(Search):
                     sims.extend(sorted(considered, key=lambda a: -scores[a])[:take])
                 else:
                     sims.extend(considered)
-                i += 1
+                level = next(levels, None)
             self._simulate(board, root, te, sims)
             control.tick()
         return self._make_result(root, considered)

@@ -121,6 +121,7 @@ class MCTS(Search):
             return self._make_result(root)
         if s.noise:
             self._apply_noise(root)
+        control.publish()
         budget = control.budget
         while True:
             if control.should_stop(self._nodes):

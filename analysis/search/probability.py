@@ -68,4 +68,5 @@ class ProbabilitySearch(AlphaBetaCore):
         return [r + lp for lp in log_probabilities(moves, policy)]
 
     def _iteration_extras(self, iteration: int, r: float) -> dict:
-        return {"threshold": math.exp(-r)}
+        s = self.settings
+        return {"threshold": s.initial_threshold / s.threshold_factor ** (iteration - 1)}

@@ -1,0 +1,381 @@
+"""A UCI engine around the searches, usable from any chess GUI.
+
+The main loop reads commands; ``go`` starts the search in a worker thread,
+``stop`` asks it to finish (``Search.stop``) and waits for its ``bestmove``.
+Progress snapshots become ``info`` lines: depth, seldepth, time, nodes, nps,
+``score cp`` (the expected score mapped back through ChessBench's
+win-percentage curve) or ``score mate``, ``wdl`` in permille, and the PV.
+Malformed input never stops the engine: it answers with ``info string`` and
+carries on.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Callable, TextIO
+
+import chess
+
+from analysis.evaluator import Evaluator
+from analysis.search.base import Budget, Search, SearchResult
+from analysis.search.registry import SEARCH_NAMES, make_search, make_settings
+
+ENGINE_NAME = "Sightline"
+DEFAULT_MOVES_TO_GO = 30   # sudden death: plan as if this many moves remain
+MIN_THINK_MS = 10
+
+
+@dataclass
+class Options:
+    algorithm: str = "mcts"
+    nodes: int = 0            # node budget for every go without its own limit (0: none)
+    cpuct: float = 1.745
+    batch_size: int = 32
+    device: str = "auto"
+    move_overhead_ms: int = 50
+    show_wdl: bool = True
+
+
+def allocate_time_ms(remaining_ms: int, increment_ms: int, moves_to_go: int | None,
+                     overhead_ms: int) -> int:
+    """Thinking time for one move: an even share of the clock plus most of the increment.
+
+    Never more than half of what is left after the overhead, and at least a few
+    milliseconds so a move always comes back.
+    """
+    mtg = moves_to_go if moves_to_go and moves_to_go > 0 else DEFAULT_MOVES_TO_GO
+    target = remaining_ms / mtg + 0.75 * increment_ms
+    ceiling = max(0.0, remaining_ms - overhead_ms) * 0.5
+    return int(max(MIN_THINK_MS, min(target, ceiling) - overhead_ms / 4))
+
+
+def format_info(result: SearchResult, show_wdl: bool = True) -> str:
+    parts = ["info", "depth", str(max(1, result.depth)), "seldepth", str(max(1, result.seldepth, result.depth)),
+             "time", str(int(result.elapsed_s * 1000)), "nodes", str(result.nodes), "nps", str(result.nps)]
+    if result.mate is not None:
+        parts += ["score", "mate", str(result.mate)]
+    else:
+        parts += ["score", "cp", str(result.centipawns)]
+    if show_wdl and result.wdl is not None:
+        w, _, l = result.wdl
+        wi, li = int(round(w * 1000)), int(round(l * 1000))
+        parts += ["wdl", str(wi), str(1000 - wi - li), str(li)]
+    if result.pv:
+        parts += ["pv"] + [m.uci() for m in result.pv]
+    return " ".join(parts)
+
+
+class UCIEngine:
+    """The protocol state machine. ``load_evaluator(device)`` builds the model's evaluator."""
+
+    def __init__(self, load_evaluator: Callable[[str | None], Evaluator], *, algorithm: str = "mcts",
+                 model_label: str = "", out: TextIO | None = None):
+        if algorithm not in SEARCH_NAMES:
+            raise ValueError(f"unknown search {algorithm!r}")
+        self._load = load_evaluator
+        self.options = Options(algorithm=algorithm)
+        self.evaluator = load_evaluator(None)
+        self.model_label = model_label
+        self.out = out or sys.stdout
+        self.board = chess.Board()
+        self._search: Search | None = None
+        self._thread: threading.Thread | None = None
+        self._infinite = False
+        self._stop_requested = threading.Event()
+        self._write_lock = threading.Lock()
+
+    # -- output ------------------------------------------------------------
+    def send(self, line: str) -> None:
+        with self._write_lock:
+            self.out.write(line + "\n")
+            self.out.flush()
+
+    def info_string(self, text: str) -> None:
+        self.send("info string " + " ".join(text.split()))
+
+    # -- main loop ---------------------------------------------------------
+    def loop(self, lines: TextIO | None = None) -> int:
+        for line in (lines or sys.stdin):
+            if not self.handle(line):
+                break
+        self._finish_search()
+        return 0
+
+    def handle(self, line: str) -> bool:
+        """Process one command line; False after ``quit``."""
+        tokens = line.strip().split()
+        if not tokens:
+            return True
+        command, args = tokens[0], tokens[1:]
+        try:
+            handler = getattr(self, f"_cmd_{command}", None)
+            if handler is None:
+                self.info_string(f"unknown command: {command}")
+                return True
+            return handler(args) is not False
+        except Exception as exc:  # the engine must survive any input
+            self.info_string(f"error in {command}: {exc}")
+            return True
+
+    # -- commands ----------------------------------------------------------
+    def _cmd_uci(self, args) -> None:
+        label = f" ({self.model_label})" if self.model_label else ""
+        self.send(f"id name {ENGINE_NAME} {self.options.algorithm}{label}")
+        self.send("id author Sightline team")
+        o = Options()
+        self.send(f"option name Algorithm type combo default {self.options.algorithm} "
+                  + " ".join(f"var {n}" for n in SEARCH_NAMES))
+        self.send(f"option name Nodes type spin default {o.nodes} min 0 max 1000000000")
+        self.send(f"option name CPuct type string default {o.cpuct}")
+        self.send(f"option name MinibatchSize type spin default {o.batch_size} min 1 max 1024")
+        self.send(f"option name Device type string default {o.device}")
+        self.send(f"option name MoveOverhead type spin default {o.move_overhead_ms} min 0 max 5000")
+        self.send(f"option name UCI_ShowWDL type check default {'true' if o.show_wdl else 'false'}")
+        self.send("uciok")
+
+    def _cmd_isready(self, args) -> None:
+        self.send("readyok")
+
+    def _cmd_debug(self, args) -> None:
+        pass
+
+    def _cmd_register(self, args) -> None:
+        pass
+
+    def _cmd_ucinewgame(self, args) -> None:
+        self._finish_search()
+        if self._search is not None:
+            self._search.reset()
+        self.board = chess.Board()
+
+    def _cmd_quit(self, args) -> bool:
+        self._finish_search()
+        return False
+
+    def _cmd_stop(self, args) -> None:
+        self._finish_search()
+
+    def _cmd_ponderhit(self, args) -> None:
+        self.info_string("pondering is not supported; ponderhit ignored")
+
+    def _cmd_setoption(self, args) -> None:
+        if not args or args[0] != "name":
+            self.info_string("setoption needs: setoption name <name> [value <value>]")
+            return
+        if "value" in args:
+            at = args.index("value")
+            name, value = " ".join(args[1:at]), " ".join(args[at + 1:])
+        else:
+            name, value = " ".join(args[1:]), ""
+        if self.searching:
+            self.info_string("cannot change options while searching")
+            return
+        key = name.lower()
+        o = self.options
+        try:
+            if key == "algorithm":
+                if value not in SEARCH_NAMES:
+                    raise ValueError(f"unknown algorithm {value!r}; choose one of {', '.join(SEARCH_NAMES)}")
+                o.algorithm = value
+            elif key == "nodes":
+                o.nodes = _int_in(value, 0, 1_000_000_000)
+            elif key == "cpuct":
+                cpuct = float(value)
+                if not cpuct > 0:
+                    raise ValueError("CPuct must be positive")
+                o.cpuct = cpuct
+            elif key == "minibatchsize":
+                o.batch_size = _int_in(value, 1, 1024)
+            elif key == "moveoverhead":
+                o.move_overhead_ms = _int_in(value, 0, 5000)
+            elif key == "uci_showwdl":
+                if value.lower() not in ("true", "false"):
+                    raise ValueError("UCI_ShowWDL takes true or false")
+                o.show_wdl = value.lower() == "true"
+            elif key == "device":
+                evaluator = self._load(None if value in ("", "auto") else value)
+                self.evaluator, o.device = evaluator, value or "auto"
+            else:
+                self.info_string(f"unknown option {name!r}")
+                return
+        except ValueError as exc:
+            self.info_string(f"option {name}: {exc}")
+            return
+        self._search = None  # settings changed: the next go builds a fresh search
+
+    def _cmd_position(self, args) -> None:
+        if not args:
+            self.info_string("position needs startpos or fen")
+            return
+        if args[0] == "startpos":
+            board, rest = chess.Board(), args[1:]
+        elif args[0] == "fen":
+            at = args.index("moves") if "moves" in args else len(args)
+            fen = " ".join(args[1:at])
+            try:
+                board = chess.Board(fen)
+            except ValueError as exc:
+                self.info_string(f"invalid FEN {fen!r}: {exc}")
+                return
+            if not board.is_valid():
+                self.info_string(f"illegal position in FEN {fen!r}: {board.status()!r}")
+                return
+            rest = args[at:]
+        else:
+            self.info_string(f"position needs startpos or fen, got {args[0]!r}")
+            return
+        if rest:
+            if rest[0] != "moves":
+                self.info_string(f"expected 'moves', got {rest[0]!r}")
+                return
+            for text in rest[1:]:
+                try:
+                    move = chess.Move.from_uci(text)
+                except ValueError:
+                    self.info_string(f"invalid move {text!r}; position not changed")
+                    return
+                if not board.is_legal(move):
+                    self.info_string(f"illegal move {text} in {board.fen()}; position not changed")
+                    return
+                board.push(move)
+        self.board = board
+
+    def _cmd_go(self, args) -> None:
+        if self.searching:
+            self.info_string("already searching; send stop first")
+            return
+        budget, infinite = self._parse_go(args)
+        if budget is None:
+            return
+        search = self._current_search()
+        self._infinite = infinite
+        self._stop_requested.clear()
+        board = self.board.copy()
+        self._thread = threading.Thread(target=self._search_thread, args=(search, board, budget),
+                                        name="uci-search", daemon=True)
+        self._thread.start()
+
+    # -- helpers ---------------------------------------------------------------
+    @property
+    def searching(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def _parse_go(self, args) -> tuple[Budget | None, bool]:
+        values: dict[str, int] = {}
+        infinite = False
+        i = 0
+        numeric = ("wtime", "btime", "winc", "binc", "movestogo", "depth", "nodes", "movetime", "mate")
+        while i < len(args):
+            token = args[i]
+            if token in numeric:
+                if i + 1 >= len(args):
+                    self.info_string(f"go {token} needs a value")
+                    return None, False
+                try:
+                    values[token] = int(args[i + 1])
+                except ValueError:
+                    self.info_string(f"go {token}: {args[i + 1]!r} is not an integer")
+                    return None, False
+                if values[token] <= 0 and token in ("depth", "nodes", "movetime", "mate", "movestogo"):
+                    self.info_string(f"go {token} must be positive, got {values[token]}")
+                    return None, False
+                i += 2
+            elif token == "infinite":
+                infinite = True
+                i += 1
+            elif token == "ponder":
+                i += 1
+            elif token == "searchmoves":
+                self.info_string("searchmoves is not supported; searching all moves")
+                i += 1
+                while i < len(args) and args[i] not in numeric + ("infinite", "ponder"):
+                    i += 1
+            else:
+                self.info_string(f"go: unknown token {token!r} ignored")
+                i += 1
+        if infinite:
+            return Budget(), True
+        overhead = self.options.move_overhead_ms
+        movetime = None
+        if "movetime" in values:
+            movetime = max(1, values["movetime"] - overhead)
+        else:
+            clock = "wtime" if self.board.turn == chess.WHITE else "btime"
+            inc = "winc" if self.board.turn == chess.WHITE else "binc"
+            if clock in values:
+                movetime = allocate_time_ms(max(0, values[clock]), max(0, values.get(inc, 0)),
+                                            values.get("movestogo"), overhead)
+        depth = values.get("depth")
+        if "mate" in values and depth is None:
+            depth = max(1, 2 * values["mate"] - 1)
+        nodes = values.get("nodes") or (self.options.nodes or None)
+        try:
+            budget = Budget(nodes=nodes if nodes and nodes > 0 else None,
+                            movetime_ms=movetime if movetime and movetime > 0 else None,
+                            depth=depth if depth and depth > 0 else None)
+        except ValueError as exc:
+            self.info_string(f"go: {exc}")
+            return None, False
+        return budget, budget.unlimited
+
+    def _current_search(self) -> Search:
+        if self._search is None or self._search.name != self.options.algorithm:
+            name = self.options.algorithm
+            values = {}
+            if name == "mcts":
+                values = {"cpuct": self.options.cpuct, "batch_size": self.options.batch_size}
+            elif name == "gumbel":
+                values = {"batch_size": self.options.batch_size}
+            self._search = make_search(name, self.evaluator, make_settings(name, values))
+        return self._search
+
+    def _search_thread(self, search: Search, board: chess.Board, budget: Budget) -> None:
+        show_wdl = self.options.show_wdl
+        result: SearchResult | None = None
+        try:
+            result = search.run(board, budget,
+                                progress=lambda r: None if r.final else self.send(format_info(r, show_wdl)))
+        except Exception as exc:  # report, then still answer with a legal move
+            self.info_string(f"search failed: {exc}")
+        if result is not None:
+            self.send(format_info(result, show_wdl))
+        if self._infinite:
+            self._stop_requested.wait()  # UCI: no bestmove before stop during go infinite
+        self.send(_bestmove_line(board, result))
+
+    def _finish_search(self) -> None:
+        thread = self._thread
+        if thread is None:
+            return
+        self._stop_requested.set()
+        if self._search is not None and thread.is_alive():
+            self._search.stop()
+        thread.join()
+        self._thread = None
+
+
+def _bestmove_line(board: chess.Board, result: SearchResult | None) -> str:
+    move = result.best_move if result is not None else None
+    if move is None or not board.is_legal(move):
+        move = next(iter(board.legal_moves), None)
+    if move is None:
+        return "bestmove 0000"
+    line = f"bestmove {move.uci()}"
+    if result is not None and len(result.pv) >= 2 and result.pv[0] == move:
+        board.push(move)
+        if board.is_legal(result.pv[1]):
+            line += f" ponder {result.pv[1].uci()}"
+        board.pop()
+    return line
+
+
+def _int_in(text: str, lo: int, hi: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not an integer") from None
+    if not lo <= value <= hi:
+        raise ValueError(f"{value} is outside [{lo}, {hi}]")
+    return value

@@ -1,0 +1,179 @@
+"""The UCI engine: a real UCI client plays a short game against Stockfish; bad input never breaks it."""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+import sys
+import threading
+import time
+
+import chess
+import chess.engine
+import pytest
+
+from analysis.evaluator import MaterialEvaluator, score_to_centipawns
+from analysis.search.base import SearchResult
+from analysis.search.uci import UCIEngine, allocate_time_ms, format_info
+from tests.conftest import ROOT, require_stockfish
+
+INFO_LINE = re.compile(
+    r"^info depth \d+ seldepth \d+ time \d+ nodes \d+ nps \d+ "
+    r"score (cp -?\d+|mate -?\d+)( wdl \d+ \d+ \d+)?( pv( [a-h][1-8][a-h][1-8][qrbn]?)+)?$")
+
+
+class _Capture(logging.Handler):
+    """python-chess logs every line it reads from the engine, and every parse error."""
+
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.received: list[str] = []
+        self.errors: list[str] = []
+
+    def emit(self, record):
+        message = record.getMessage()
+        if record.levelno >= logging.ERROR:
+            self.errors.append(message)
+        match = re.search(r"pid=(\d+)\)>: >> (.*)$", message)
+        if match:
+            self.received.append((int(match.group(1)), match.group(2)))
+
+
+def test_full_game_against_weakest_stockfish_through_python_chess():
+    stockfish_path = require_stockfish()
+    capture = _Capture()
+    logger = logging.getLogger("chess.engine")
+    old_level = logger.level
+    logger.setLevel(logging.DEBUG)
+    logger.addHandler(capture)
+    ours = chess.engine.SimpleEngine.popen_uci(
+        [sys.executable, "-m", "analysis", "uci", "--model", "material", "--algo", "mcts"], cwd=ROOT)
+    stockfish = chess.engine.SimpleEngine.popen_uci(stockfish_path)
+    our_pid = ours.protocol.transport.get_pid()
+    try:
+        assert ours.id["name"].startswith("Sightline")
+        assert {"Algorithm", "Nodes", "CPuct", "MinibatchSize", "Device", "UCI_ShowWDL"} <= set(ours.options)
+        elo_min = stockfish.options["UCI_Elo"].min
+        stockfish.configure({"UCI_LimitStrength": True, "UCI_Elo": elo_min, "Threads": 1, "Hash": 16})
+        ours.configure({"MinibatchSize": 16})
+        board = chess.Board()
+        clock = {chess.WHITE: 4.0, chess.BLACK: 4.0}
+        plies = 0
+        while not board.is_game_over(claim_draw=True) and plies < 30:
+            if board.turn == chess.WHITE:
+                t0 = time.monotonic()
+                result = ours.play(board, chess.engine.Limit(
+                    white_clock=clock[chess.WHITE], black_clock=clock[chess.BLACK],
+                    white_inc=0.05, black_inc=0.05), info=chess.engine.INFO_ALL)
+                clock[chess.WHITE] += 0.05 - (time.monotonic() - t0)
+                assert clock[chess.WHITE] > 0, "our engine lost on time"
+                assert "score" in result.info and "pv" in result.info and result.info["nodes"] > 0
+            else:
+                result = stockfish.play(board, chess.engine.Limit(time=0.02))
+            assert result.move in board.legal_moves
+            board.push(result.move)
+            plies += 1
+        # Other searches answer too, with node and depth limits.
+        for algo, limit in [("alphabeta", chess.engine.Limit(depth=2)),
+                            ("probability", chess.engine.Limit(nodes=500)),
+                            ("gumbel", chess.engine.Limit(nodes=64)),
+                            ("value", chess.engine.Limit(nodes=1))]:
+            ours.configure({"Algorithm": algo})
+            if not board.is_game_over():
+                assert ours.play(board, limit).move in board.legal_moves
+        info = ours.analyse(chess.Board("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"),
+                            chess.engine.Limit(depth=1))
+        assert info["score"].white() == chess.engine.Mate(1)
+    finally:
+        ours.quit()
+        stockfish.quit()
+        logger.removeHandler(capture)
+        logger.setLevel(old_level)
+    assert plies >= 10
+    ours_info = [line for pid, line in capture.received
+                 if pid == our_pid and line.startswith("info") and not line.startswith("info string")]
+    assert len(ours_info) >= 15
+    bad = [line for line in ours_info if not INFO_LINE.match(line)]
+    assert not bad, bad
+    assert not capture.errors, capture.errors
+
+
+def _engine() -> tuple[UCIEngine, io.StringIO]:
+    out = io.StringIO()
+    return UCIEngine(lambda device: MaterialEvaluator(), algorithm="alphabeta", out=out), out
+
+
+def _wait_for(out: io.StringIO, prefix: str, timeout: float = 10.0) -> str:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        for line in out.getvalue().splitlines():
+            if line.startswith(prefix):
+                return line
+        time.sleep(0.01)
+    raise AssertionError(f"no line starting with {prefix!r} in {out.getvalue()!r}")
+
+
+@pytest.mark.parametrize("line", [
+    "position", "position fen not a fen", "position startpos moves e2e5", "position startpos moves zz",
+    "position somewhere", "position startpos e2e4", "go depth", "go nodes many", "go depth -3",
+    "setoption", "setoption name Nodes value -5", "setoption name Algorithm value minimax",
+    "setoption name CPuct value fast", "setoption name UCI_ShowWDL value maybe",
+    "setoption name NoSuchOption value 1", "frobnicate", "go wtime 100 btime",
+    "position fen 8/8/8/8/8/8/8/8 w - - 0 1",
+])
+def test_malformed_commands_get_an_info_string_and_the_engine_carries_on(line):
+    engine, out = _engine()
+    engine.handle("position startpos moves e2e4")
+    before = engine.board.copy()
+    assert engine.handle(line) is True
+    assert out.getvalue().splitlines()[-1].startswith("info string")
+    assert engine.board == before and engine.board.move_stack == before.move_stack
+    engine.handle("isready")
+    assert out.getvalue().splitlines()[-1] == "readyok"
+    engine.handle("go depth 1")
+    bestmove = _wait_for(out, "bestmove").split()[1]
+    assert chess.Move.from_uci(bestmove) in before.legal_moves
+    engine.handle("quit")
+
+
+def test_go_infinite_waits_for_stop_and_position_moves_apply():
+    engine, out = _engine()
+    engine.handle("uci")
+    assert out.getvalue().splitlines()[-1] == "uciok"
+    engine.handle("position fen 6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1 moves g1f1 g8f8")
+    assert engine.board.fen().startswith("5k2/5ppp/8/8/8/8/5PPP/R4K2 w")
+    engine.handle("go infinite")
+    time.sleep(0.3)
+    assert "bestmove" not in out.getvalue()
+    t0 = time.monotonic()
+    engine.handle("stop")
+    assert time.monotonic() - t0 < 1.0
+    assert _wait_for(out, "bestmove").startswith("bestmove ")
+    engine.handle("ucinewgame")
+    assert engine.handle("quit") is False
+
+
+def test_bestmove_0000_when_the_game_is_over():
+    engine, out = _engine()
+    engine.handle("position fen R5k1/5ppp/8/8/8/8/5PPP/6K1 b - - 1 1")
+    engine.handle("go depth 2")
+    assert _wait_for(out, "bestmove") == "bestmove 0000"
+
+
+def test_info_line_uses_the_inverse_win_percentage_and_permille_wdl():
+    move = chess.Move.from_uci("e2e4")
+    result = SearchResult("mcts", move, [move], 0.73, (0.6, 0.26, 0.14), 1234, 0.5, depth=5, seldepth=9)
+    line = format_info(result)
+    assert INFO_LINE.match(line)
+    assert f"score cp {score_to_centipawns(0.73)}" in line
+    assert " wdl 600 260 140 " in line and line.endswith("pv e2e4")
+    mate = SearchResult("alphabeta", move, [move], 1.0, None, 10, 0.1, depth=3, mate=2)
+    assert "score mate 2" in format_info(mate) and " wdl " not in format_info(mate)
+
+
+def test_time_allocation_is_a_share_of_the_clock_and_never_most_of_it():
+    assert allocate_time_ms(60_000, 0, None, 50) == pytest.approx(60_000 / 30 - 12, abs=1)
+    assert allocate_time_ms(60_000, 1_000, 10, 50) > allocate_time_ms(60_000, 0, 10, 50)
+    for remaining in (50, 300, 1_000, 5_000):
+        assert allocate_time_ms(remaining, 0, 1, 50) <= max(10, remaining / 2)
