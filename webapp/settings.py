@@ -112,7 +112,10 @@ REDIS = RedisUrls.from_env(os.environ.get("REDIS_URL"), VAR_DIR / "redis" / "red
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [REDIS.channels], "capacity": 1000, "expiry": 30},
+        # redis-py 8 defaults to a 5 s socket timeout, the same as channels_redis's
+        # blocking-pop timeout: idle consumers would time out. Give reads headroom.
+        "CONFIG": {"hosts": [{"address": REDIS.channels, "socket_timeout": 30, "socket_connect_timeout": 5}],
+                   "capacity": 1000, "expiry": 30},
     },
 }
 

@@ -49,10 +49,10 @@ class PackageFileFinder(BaseFinder):
 
     def find(self, path, find_all=False, **kwargs):
         if path not in PACKAGE_FILES:
-            return [] if find_all else None
+            return []
         found = package_file(*PACKAGE_FILES[path])
         if found is None:
-            return [] if find_all else None
+            return []
         return [str(found)] if find_all else str(found)
 
     def list(self, ignore_patterns):

@@ -1,6 +1,6 @@
 """The Celery application, configured from Django settings (``CELERY_*``).
 
-Start a worker with ``celery -A workers worker -Q gpu,cpu``. GPU workers use
+Start a worker with ``celery -A workers.celery_app worker -Q gpu,cpu``. GPU workers use
 ``--pool solo`` (CUDA does not survive fork) and load networks lazily inside
 the worker process; see README for the scale-out recipe.
 """

@@ -57,6 +57,7 @@ class JobRun:
     def run(self) -> AnalysisJob:
         job = self.job
         if not _claim(job):
+            job.refresh_from_db()
             log.info("job %s is %s; not running it", job.id, job.status)
             return job
         job.refresh_from_db()

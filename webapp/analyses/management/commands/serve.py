@@ -21,6 +21,8 @@ from django.core.management.base import BaseCommand, CommandError
 from webapp.embedded_redis import EmbeddedRedis, EmbeddedRedisError
 
 STOP_TIMEOUT = 15.0
+# How long a worker may finish its current batch before the cold shutdown.
+WARM_WAIT = 3.0
 
 
 class Command(BaseCommand):
@@ -52,12 +54,13 @@ class Command(BaseCommand):
             from webapp.networks.shipped import register_shipped
 
             for network in register_shipped():
+                network.refresh_from_db()
                 self.stdout.write(f"network: {network.display_label}" + ("  [default]" if network.is_default else ""))
             env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "webapp.settings"),
                    "SIGHTLINE_SERVE_STATIC": "1", "PYTHONUNBUFFERED": "1"}
             if not opts["no_worker"]:
                 children.append(("worker", self._spawn([
-                    sys.executable, "-m", "celery", "-A", "workers", "worker", "-Q", opts["queues"],
+                    sys.executable, "-m", "celery", "-A", "workers.celery_app", "worker", "-Q", opts["queues"],
                     "--pool", opts["pool"], "--concurrency", str(opts["concurrency"]), "--loglevel", "INFO",
                     "-n", f"serve-{os.getpid()}@%h", "--without-gossip", "--without-mingle",
                 ], env)))
@@ -88,12 +91,20 @@ class Command(BaseCommand):
         return subprocess.Popen(command, env=env, start_new_session=True)
 
     def _stop(self, name: str, process: subprocess.Popen) -> None:
-        if process.poll() is not None:
-            return
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            self.stderr.write(f"{name} did not stop within {STOP_TIMEOUT:.0f} s; killing it")
-            process.kill()
-            process.wait()
+        """SIGTERM; a worker still busy after a moment gets Celery's cold shutdown (SIGQUIT),
+        which hands its unacknowledged job back to the broker (acks_late) for the next start."""
+        steps = [(signal.SIGTERM, WARM_WAIT if name == "worker" else STOP_TIMEOUT)]
+        if name == "worker":
+            steps.append((signal.SIGQUIT, STOP_TIMEOUT))
+        for sig, wait in steps:
+            if process.poll() is not None:
+                return
+            process.send_signal(sig)
+            try:
+                process.wait(wait)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+        self.stderr.write(f"{name} did not stop; killing it")
+        process.kill()
+        process.wait()

@@ -1,0 +1,112 @@
+"""The websocket consumer: a job group per analysis, pushed plies, late joiners catch up."""
+
+import uuid
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+
+from tests.web.conftest import SHORT_GAME
+from webapp.analyses.gameinput import parse_pgn
+from webapp.analyses.jobs import create_job
+from webapp.analyses.models import job_group_name
+from webapp.analyses.publish import GroupPublisher
+from webapp.analyses.routing import websocket_urlpatterns
+from workers.pipeline import JobRun
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+APP = URLRouter(websocket_urlpatterns)
+
+
+def communicator(job_id) -> WebsocketCommunicator:
+    return WebsocketCommunicator(APP, f"/ws/jobs/{job_id}/")
+
+
+def test_consumer_receives_per_ply_messages_and_late_joiner_catches_up(material_network):
+    job = create_job(parse_pgn(SHORT_GAME), material_network, "value", 1, dispatch=False)
+
+    async def scenario():
+        early = communicator(job.id)
+        connected, _ = await early.connect()
+        assert connected
+        snapshot = await early.receive_json_from()
+        assert snapshot["kind"] == "snapshot" and snapshot["job"]["status"] == "queued" and snapshot["results"] == {}
+
+        # A second viewer of the same job gets the same pushes.
+        second = communicator(job.id)
+        assert (await second.connect())[0]
+        await second.receive_json_from()
+
+        from channels.db import database_sync_to_async
+
+        await database_sync_to_async(lambda: JobRun(job, _material(), GroupPublisher(job.id)).run())()
+        received = []
+        while True:
+            message = await early.receive_json_from(timeout=2)
+            received.append(message)
+            if message["kind"] == "status" and message["status"] == "done":
+                break
+        plies = [m for m in received if m["kind"] == "ply"]
+        assert len(plies) == 18 and {m["node"] for m in plies} == set(range(9))
+        assert all("sent_at_ms" in m for m in plies)
+        second_got = []
+        while True:
+            message = await second.receive_json_from(timeout=2)
+            second_got.append(message)
+            if message["kind"] == "status" and message["status"] == "done":
+                break
+        assert len([m for m in second_got if m["kind"] == "ply"]) == 18
+
+        # A viewer connecting after the work is done gets everything from the database.
+        late = communicator(job.id)
+        assert (await late.connect())[0]
+        caught_up = await late.receive_json_from()
+        assert caught_up["kind"] == "snapshot" and caught_up["job"]["status"] == "done"
+        assert sorted(map(int, caught_up["results"])) == list(range(9))
+        assert all({"eval", "search"} <= set(r) for r in caught_up["results"].values())
+        assert await late.receive_nothing(timeout=0.2)
+        for c in (early, second, late):
+            await c.disconnect()
+
+    async_to_sync(scenario)()
+
+
+def _material():
+    from analysis.evaluator import MaterialEvaluator
+
+    return MaterialEvaluator()
+
+
+def test_group_messages_reach_only_that_jobs_viewers(material_network):
+    one = create_job(parse_pgn(SHORT_GAME), material_network, "value", 1, dispatch=False)
+    two = create_job(parse_pgn(SHORT_GAME), material_network, "value", 1, dispatch=False)
+
+    async def scenario():
+        a, b = communicator(one.id), communicator(two.id)
+        for c in (a, b):
+            assert (await c.connect())[0]
+            await c.receive_json_from()
+        layer = get_channel_layer()
+        await layer.group_send(job_group_name(one.id), {"type": "job.progress", "node": 3, "nodes": 120, "nps": 900})
+        message = await a.receive_json_from()
+        assert message == {"kind": "progress", "node": 3, "nodes": 120, "nps": 900}
+        assert await b.receive_nothing(timeout=0.2)
+        await a.send_json_to({"kind": "ping", "t": 5})
+        assert await a.receive_json_from() == {"kind": "pong", "t": 5}
+        await a.disconnect()
+        await b.disconnect()
+
+    async_to_sync(scenario)()
+
+
+@pytest.mark.parametrize("job_id", [str(uuid.uuid4()), "not-a-uuid"])
+def test_unknown_job_is_refused(job_id):
+    async def scenario():
+        c = communicator(job_id)
+        connected, code = await c.connect()
+        assert not connected
+
+    async_to_sync(scenario)()

@@ -1,0 +1,104 @@
+"""Models, network registration and the admin upload form."""
+
+import uuid
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import IntegrityError
+
+from analysis.checkpoint import file_sha256
+from webapp.analyses.models import AnalysisJob, PositionResult, job_group_name
+from webapp.networks.admin import NetworkUploadForm
+from webapp.networks.models import Network
+
+pytestmark = pytest.mark.django_db
+
+
+def test_group_name_is_channels_safe():
+    job_id = uuid.UUID("12345678-1234-5678-1234-567812345678")
+    assert job_group_name(job_id) == "job.12345678123456781234567812345678"
+    assert job_group_name(str(job_id)) == job_group_name(job_id)
+
+
+def test_registered_checkpoint_records_facts(tiny_network, tiny_checkpoint):
+    assert tiny_network.checksum == file_sha256(tiny_checkpoint)
+    assert tiny_network.family == "chessformer" and tiny_network.preset == "cf-tiny"
+    assert tiny_network.parameters > 0 and not tiny_network.trained
+    assert tiny_network.is_untrained and str(tiny_network).endswith("(untrained)")
+    assert "[untrained]" in tiny_network.display_label
+    assert "UNTRAINED" in tiny_network.card
+    assert Path(tiny_network.file.path).read_bytes() == Path(tiny_checkpoint).read_bytes()
+
+
+def test_registration_is_idempotent_per_checksum(tiny_network, tiny_checkpoint):
+    from webapp.networks.registry import register_checkpoint
+
+    again = register_checkpoint(Path(tiny_checkpoint), "another-name")
+    assert again.pk == tiny_network.pk and Network.objects.filter(kind="checkpoint").count() == 1
+
+
+def test_material_baseline_is_not_called_untrained(material_network):
+    assert not material_network.is_untrained and not material_network.has_policy
+
+
+def test_position_results_are_unique_per_key_network_and_settings(material_network):
+    PositionResult.objects.create(position_key="a" * 64, network_checksum="n", settings_key="eval", data={})
+    PositionResult.objects.create(position_key="a" * 64, network_checksum="n", settings_key="value:1", data={})
+    with pytest.raises(IntegrityError):
+        PositionResult.objects.create(position_key="a" * 64, network_checksum="n", settings_key="eval", data={})
+
+
+def test_job_defaults(material_network):
+    job = AnalysisJob.objects.create(network=material_network, search="value", start_fen="x", headers={})
+    assert job.status == "queued" and not job.finished and job.search_settings_key == "value:1"
+    assert job.title == "Position x"
+
+
+def _upload(name: str, data: bytes):
+    return {"file": SimpleUploadedFile(name, data)}
+
+
+def _form(filename: str, data: bytes, **fields):
+    values = {"name": "uploaded", "queue": "cpu", "active": True, "card": ""}
+    values.update(fields)
+    return NetworkUploadForm(values, _upload(filename, data))
+
+
+@pytest.mark.parametrize("filename, data, fragment", [
+    ("net.safetensors", b"", "The submitted file is empty."),
+    ("net.safetensors", b"\x01\x02", "truncated"),
+    ("net.safetensors", b"\x10\x00\x00\x00\x00\x00\x00\x00{not json at all}", "damaged safetensors header"),
+    ("net.safetensors", b"PK\x03\x04" + b"\x00" * 64, "pickled PyTorch file"),
+    ("net.pt", b"whatever", "Only .safetensors checkpoints are accepted"),
+])
+def test_admin_rejects_bad_uploads(filename, data, fragment):
+    form = _form(filename, data)
+    assert not form.is_valid()
+    assert fragment in " ".join(form.errors["file"])
+    assert Network.objects.count() == 0
+
+
+def test_admin_upload_validates_and_fills_facts(tiny_checkpoint, settings):
+    data = Path(tiny_checkpoint).read_bytes()
+    form = _form("tiny.safetensors", data)
+    assert form.is_valid(), form.errors
+    network = form.save()
+    assert network.checksum == file_sha256(tiny_checkpoint) and network.family == "chessformer"
+    assert not network.trained and network.is_untrained and "UNTRAINED" in network.card
+    assert network.file.name.startswith("networks/") and Path(network.file.path).read_bytes() == data
+    duplicate = _form("again.safetensors", data, name="other")
+    assert not duplicate.is_valid()
+    assert "already registered as 'uploaded'" in " ".join(duplicate.errors["file"])
+
+
+def test_admin_upload_size_limit(tiny_checkpoint, settings):
+    settings.SIGHTLINE_MAX_CHECKPOINT_BYTES = 100
+    form = _form("tiny.safetensors", Path(tiny_checkpoint).read_bytes())
+    assert not form.is_valid() and "the limit is 100" in " ".join(form.errors["file"])
+
+
+def test_admin_pages_render(admin_client, tiny_network):
+    assert admin_client.get("/admin/networks/network/").status_code == 200
+    assert admin_client.get(f"/admin/networks/network/{tiny_network.pk}/change/").status_code == 200
+    assert admin_client.get("/admin/networks/network/add/").status_code == 200
