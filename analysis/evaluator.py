@@ -119,4 +119,6 @@ class MaterialEvaluator:
         return out
 
     def cache_key(self, board: chess.Board) -> Hashable:
-        return board.board_fen(), board.turn
+        # Pieces, side to move, castling rights and a capturable en-passant square:
+        # everything the score and the legal-move policy depend on.
+        return board._transposition_key()
