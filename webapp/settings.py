@@ -135,6 +135,8 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # Torch device for inference in workers: "auto" picks CUDA when present.
 SIGHTLINE_DEVICE = os.environ.get("SIGHTLINE_DEVICE", "auto")
+# torch CPU threads per worker process (0: leave torch's default); see workers/model_cache.py.
+SIGHTLINE_TORCH_THREADS = int(os.environ.get("SIGHTLINE_TORCH_THREADS", "1"))
 # Positions per forward pass in the evaluation phase of a job.
 SIGHTLINE_BATCH_SIZE = int(os.environ.get("SIGHTLINE_BATCH_SIZE", "64"))
 # Where `serve` looks for shipped networks to register.

