@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from analysis.cli import CommandError
@@ -21,7 +22,8 @@ def _train(args: argparse.Namespace) -> int:
         path = train(cfg, progress=not args.quiet)
     except (ValueError, FileNotFoundError) as exc:
         raise CommandError(str(exc)) from exc
-    print(f"exported {path}")
+    if os.environ.get("RANK", "0") == "0":  # under torchrun only rank 0 writes
+        print(f"exported {path}")
     return 0
 
 

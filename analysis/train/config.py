@@ -19,6 +19,7 @@ class TrainConfig:
     model_overrides: dict = field(default_factory=dict)
     export: Path | None = None  # where the final SWA weights go (default: out/model.safetensors)
     steps: int = 1000
+    max_wall_minutes: float | None = None  # stop early (and export) when the run has used this much time
     batch_size: int = 256
     # Learning-rate steps, Chessformer style: [[0, 5e-4], [1600, 1.58e-4], ...] = (from step, lr).
     lr_steps: list = field(default_factory=lambda: [[0, 5e-4]])

@@ -125,8 +125,10 @@ def train(cfg: TrainConfig, *, progress: bool = True) -> Path:
         torch.set_rng_state(state["torch_rng"])
     net = model
     if world > 1:
+        # Heads whose loss weight is 0 (q_cat, st_cat by default) get no gradient.
+        unused = not all((cfg.loss.q_cat, cfg.loss.st_cat))
         net = torch.nn.parallel.DistributedDataParallel(
-            model, device_ids=[local_rank] if device.type == "cuda" else None)
+            model, device_ids=[local_rank] if device.type == "cuda" else None, find_unused_parameters=unused)
     if cfg.compile:
         net = torch.compile(net)
 
@@ -174,9 +176,14 @@ def train(cfg: TrainConfig, *, progress: bool = True) -> Path:
             bar.set_postfix(loss=f"{row['total']:.3f}", pol=f"{row['policy']:.3f}")
         if rank == 0 and val_batches and (step % cfg.val_every == 0 or step == cfg.steps):
             history["val"].append({"step": step, **_validate(model, val_batches, device, autocast, cfg)})
-        if step % cfg.checkpoint_every == 0 or step == cfg.steps:
+        out_of_time = cfg.max_wall_minutes is not None and time.time() - started > 60 * cfg.max_wall_minutes
+        if step % cfg.checkpoint_every == 0 or step == cfg.steps or out_of_time:
             save_state()
         bar.update(1)
+        if out_of_time:
+            if rank == 0 and val_batches and (not history["val"] or history["val"][-1]["step"] != step):
+                history["val"].append({"step": step, **_validate(model, val_batches, device, autocast, cfg)})
+            break
     bar.close()
 
     export = cfg.export_path
@@ -192,7 +199,8 @@ def train(cfg: TrainConfig, *, progress: bool = True) -> Path:
             "betas": list(cfg.betas), "eps": cfg.eps, "grad_clip": cfg.grad_clip, "lr_steps": cfg.lr_steps,
             "swa": {"start": cfg.swa_start, "every": cfg.swa_every, "averaged": int(swa.n_averaged.item())},
             "loss_weights": asdict(cfg.loss), "policy_temperature": cfg.policy_temperature,
-            "final_val": last_val, "amp_bf16": use_amp,
+            "final_val": last_val, "amp_bf16": use_amp, "planned_steps": cfg.steps,
+            "stopped_by_time_limit": step < cfg.steps,
         }
         save_checkpoint(export, final.to("cpu"), trained=True, provenance=provenance)
         plot_curves(history, export.with_suffix(".loss.png"))
