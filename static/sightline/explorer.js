@@ -151,11 +151,13 @@ export class Explorer {
     return out;
   }
 
+  // Colours span this map's own range (min..max), as the legend says.
   paint(board, vals) {
-    let max = 0;
-    for (const v of vals) max = Math.max(max, v);
-    board.setHeat(Array.from(vals, (v) => (max > 0 ? v / max : 0)), colour);
-    return max;
+    let max = -Infinity, min = Infinity;
+    for (const v of vals) { max = Math.max(max, v); min = Math.min(min, v); }
+    const span = max - min;
+    board.setHeat(Array.from(vals, (v) => (span > 0 ? (v - min) / span : 0.5)), colour);
+    return [min, max];
   }
 
   draw() {
@@ -165,9 +167,10 @@ export class Explorer {
     this.board.setPieceOpacity(0.6);
     this.board.setMarks({ [this.query]: "query" });
     this.board.setArrows(next ? [{ from: squareIndex(next.uci.slice(0, 2)), to: squareIndex(next.uci.slice(2, 4)), width: 0.2, colour: "#e11d48", opacity: 0.85 }] : []);
-    const max = this.paint(this.board, this.values(this.head));
-    document.getElementById("legend-max").textContent = max.toFixed(max < 0.1 ? 3 : 2);
-    document.getElementById("legend-min").textContent = "0";
+    const [min, max] = this.paint(this.board, this.values(this.head));
+    const fmt = (v) => (v < 0.1 ? v.toFixed(4) : v.toFixed(3));
+    document.getElementById("legend-max").textContent = fmt(max);
+    document.getElementById("legend-min").textContent = fmt(min);
     document.getElementById("legend-bar").style.background = `linear-gradient(to right, ${[0, 0.25, 0.5, 0.75, 1].map(colour).join(",")})`;
     const sq = squareName(this.query);
     const headText = this.head === "mean" ? "mean of heads" : `head ${Number(this.head) + 1}`;

@@ -27,6 +27,7 @@ class GamePage {
     this.current = 0;
     this.flipped = false;
     this.latencies = [];
+    this.graphHistory = []; // [network points, search points] at each redraw: the graph filling live
     this.messages = 0;
     this.mainline = [];
     for (let id = 0; id !== undefined; id = this.nodes[id].children[0]) this.mainline.push(id);
@@ -363,5 +364,7 @@ class GamePage {
       });
     }
     this.graphPoints = ids.filter((id) => this.whiteScore(id, "eval") != null).length;
+    this.searchPoints = ids.filter((id) => this.whiteScore(id, "search") != null).length;
+    this.graphHistory.push([this.graphPoints, this.searchPoints]);
   }
 }

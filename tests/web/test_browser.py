@@ -1,0 +1,204 @@
+"""End to end: ``manage.py serve`` (embedded Redis, Celery worker, daphne) driven by Chromium.
+
+Paste a real game, watch the eval graph fill in live, step through plies with
+the keyboard (variations too), click the graph, open the attention explorer,
+click a square and see the heatmap change; then Ctrl+C stops everything.
+Screenshots go to artifacts/web/.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, require_chromium
+from tests.web.conftest import OPERA_GAME, free_port
+
+ARTIFACTS = ROOT / "artifacts" / "web"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def live_site(tmp_path_factory, tiny_checkpoint):
+    """A whole site in a child process, on SQLite and the embedded Redis, with cf-tiny shipped."""
+    root = tmp_path_factory.mktemp("site")
+    weights = root / "weights"
+    weights.mkdir()
+    shutil.copy(tiny_checkpoint, weights / "cf-tiny.safetensors")
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE")}
+    env.update(SIGHTLINE_VAR_DIR=str(root / "var"), SIGHTLINE_WEIGHTS_DIR=str(weights), SIGHTLINE_BATCH_SIZE="2",
+               PYTHONUNBUFFERED="1")
+    log = (root / "serve.log").open("w")
+    process = subprocess.Popen([sys.executable, "manage.py", "serve", "--port", str(port), "--concurrency", "2"],
+                               cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    base = f"http://127.0.0.1:{port}/"
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            with urllib.request.urlopen(base, timeout=2) as response:
+                if response.status == 200:
+                    break
+        except OSError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            pytest.fail(f"serve did not come up:\n{(root / 'serve.log').read_text()[-4000:]}")
+        time.sleep(0.3)
+    site = {"base": base, "process": process, "root": root, "socket": root / "var" / "redis" / "redis.sock"}
+    yield site
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    executable = require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+        yield chromium
+        chromium.close()
+
+
+def shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def current_san(page) -> str:
+    return page.eval_on_selector("#moves .move.current .san", "e => e.textContent")
+
+
+def heat(page) -> list[str]:
+    return page.eval_on_selector_all("#att-board .heat rect", "rs => rs.map(r => r.getAttribute('fill'))")
+
+
+def test_paste_watch_navigate_explore(live_site, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(live_site["base"])
+    assert "cf-tiny" in page.inner_text("#id_network") and "[untrained]" in page.inner_text("#id_network")
+    shot(page, "01-home")
+
+    # A bad paste first: the message appears in place, nothing navigates.
+    page.fill("#id_pgn", "1. e4 e5 2. Ke3")
+    page.click("button[type=submit]")
+    page.wait_for_selector("text=Ply 3 (2. Ke3): illegal move")
+    shot(page, "02-home-error")
+
+    page.fill("#id_pgn", OPERA_GAME)
+    page.select_option("#id_network", "cf-tiny")
+    page.select_option("#id_search", "mcts")
+    page.fill("#id_budget", "64")
+    page.click("button[type=submit]")
+    page.wait_for_url("**/jobs/**")
+    page.wait_for_function("window.__sightline && window.__sightline.status.status === 'done'", timeout=120_000)
+    game = page.evaluate("({history: window.__sightline.graphHistory, main: window.__sightline.mainline.length,"
+                         " points: window.__sightline.graphPoints, messages: window.__sightline.messages})")
+    assert game["points"] == game["main"] == 34
+    # The graph filled in live: it was drawn with some but not all of the search's points.
+    assert any(0 < searched < game["main"] for _, searched in game["history"]), game["history"]
+    assert game["history"][-1] == [34, 34]
+    assert game["messages"] > 34
+    assert page.inner_text("#job-status") == "done"
+    assert page.locator("#eval-graph .scatterlayer .trace").count() >= 2
+    shot(page, "03-game-done")
+
+    # Keyboard: Home, Right x3, then into the 3... exd4 variation with Down, End of that line.
+    page.keyboard.press("Home")
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")
+    assert current_san(page) == "Nf3"
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")
+    assert current_san(page) == "Bg4"
+    page.keyboard.press("ArrowDown")
+    assert current_san(page) == "exd4"
+    page.keyboard.press("End")
+    assert current_san(page) == "Nxd4"
+    assert page.inner_text("#ply-title") == "4. Nxd4"
+    page.keyboard.press("ArrowUp")  # Nxd4 has no alternatives: stays
+    assert current_san(page) == "Nxd4"
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowUp")  # back from the variation to the main-line move
+    assert current_san(page) == "Bg4"
+    page.keyboard.press("End")
+    assert current_san(page) == "Rd8#"
+    page.goto(page.url.split("#")[0] + "#33")
+    page.wait_for_function("window.__sightline && window.__sightline.current === 33")
+    assert current_san(page) == "Rd8#"
+    assert page.locator("#policy-bars .bar-row").count() == 0  # checkmate: no legal moves
+    page.keyboard.press("ArrowLeft")
+    assert page.locator("#policy-bars .bar-row").count() == 8
+    assert page.locator("#board .arrows polygon").count() >= 1
+    assert "visits" in page.inner_text("#root-table")
+    page.keyboard.press("f")
+    shot(page, "04-game-keyboard-flipped")
+    page.keyboard.press("f")
+
+    # Clicking the graph jumps to that ply.
+    before = page.evaluate("window.__sightline.current")
+    box = page.locator("#eval-graph .nsewdrag").first.bounding_box()
+    page.mouse.click(box["x"] + box["width"] * 0.3, box["y"] + box["height"] * 0.5)
+    page.wait_for_function(f"window.__sightline.current !== {before}")
+
+    # The explorer: attention for the shown ply, fetched on demand.
+    page.keyboard.press("Home")
+    page.keyboard.press("ArrowRight")
+    page.click("#explorer-open")
+    page.wait_for_function("document.querySelectorAll('#att-grid .mini').length === 4", timeout=60_000)
+    page.wait_for_function("document.querySelector('#att-caption').textContent.includes('Layer 1')")
+    first = heat(page)
+    assert len(set(first)) > 4  # a real heatmap, not one colour
+    shot(page, "05-explorer")
+    page.click('#att-board rect[data-square="b8"]')
+    page.wait_for_function("document.querySelector('#att-caption').textContent.includes('b8')")
+    second = heat(page)
+    assert second != first
+    page.check('input[name="att-mode"][value="col"]')
+    assert heat(page) != second
+    page.select_option("#att-layer", index=1)
+    page.wait_for_function("document.querySelector('#att-caption').textContent.includes('Layer 2')")
+    page.select_option("#att-head", index=3)  # after "mean of heads"
+    assert "head 3" in page.inner_text("#att-caption")
+    shot(page, "06-explorer-column-layer2")
+
+    # The network panel says what the network is, untrained included.
+    page.click("#network-open")
+    page.wait_for_selector("#network-panel .badge-untrained")
+    assert "cf-tiny" in page.inner_text("#network-panel")
+
+    # A page opened after the job finished renders the stored state at once.
+    late = browser.new_page(viewport={"width": 1400, "height": 1000})
+    late.goto(page.url.split("#")[0])
+    late.wait_for_function("window.__sightline && window.__sightline.graphPoints === 34", timeout=20_000)
+    late.close()
+    assert errors == []
+    page.close()
+
+
+def test_ctrl_c_stops_everything(live_site):
+    import redis
+
+    process = live_site["process"]
+    os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl+C does
+    assert process.wait(timeout=60) == 0, (live_site["root"] / "serve.log").read_text()[-3000:]
+    with pytest.raises(redis.ConnectionError):
+        redis.Redis(unix_socket_path=str(live_site["socket"]), socket_timeout=1).ping()
+    log = (live_site["root"] / "serve.log").read_text()
+    assert "stopped" in log
