@@ -59,6 +59,37 @@ def test_mcts_tree_is_reused_after_the_moves_are_played():
     assert sum(r.visits for r in second.root) == kept + 100 - 1
 
 
+class _FailsOnce(MaterialEvaluator):
+    """Raises on its second call (the first batch after the root), like a CUDA OOM would."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def evaluate(self, boards, **kwargs):
+        self.calls += 1
+        if self.calls == 2:
+            raise RuntimeError("simulated evaluator failure")
+        return super().evaluate(boards, **kwargs)
+
+
+def test_mcts_recovers_after_an_evaluator_failure():
+    # The failed batch's leaves stay pending; reusing that tree would collide on them forever.
+    search = make_search("mcts", _FailsOnce())
+    board = chess.Board()
+    with pytest.raises(RuntimeError, match="simulated"):
+        search.run(board, Budget(nodes=200))
+    box = {}
+    worker = threading.Thread(target=lambda: box.update(result=search.run(board, Budget(nodes=200))),
+                              daemon=True)
+    worker.start()
+    worker.join(timeout=10)
+    if worker.is_alive():
+        search.stop()
+        worker.join(timeout=5)
+        pytest.fail("MCTS made no progress after the evaluator failure")
+    assert box["result"].nodes == 200 and box["result"].best_move in board.legal_moves
+
+
 def test_tree_is_rebuilt_for_an_unrelated_position():
     search = make_search("mcts", MaterialEvaluator())
     search.run(chess.Board(), Budget(nodes=100))
@@ -113,6 +144,9 @@ def test_registry_and_settings_errors():
         make_settings("mcts", {"cpuctt": 1})
     with pytest.raises(ValueError, match="cpuct"):
         make_settings("mcts", {"cpuct": "fast"})
+    for bad in ("inf", "nan", "0"):
+        with pytest.raises(ValueError, match="cpuct"):
+            make_settings("mcts", {"cpuct": bad})
     with pytest.raises(ValueError):
         make_settings("gumbel", {"max_considered_actions": 0})
     with pytest.raises(TypeError):

@@ -118,7 +118,7 @@ def _wait_for(out: io.StringIO, prefix: str, timeout: float = 10.0) -> str:
     "position", "position fen not a fen", "position startpos moves e2e5", "position startpos moves zz",
     "position somewhere", "position startpos e2e4", "go depth", "go nodes many", "go depth -3",
     "setoption", "setoption name Nodes value -5", "setoption name Algorithm value minimax",
-    "setoption name CPuct value fast", "setoption name UCI_ShowWDL value maybe",
+    "setoption name CPuct value fast", "setoption name CPuct value inf", "setoption name UCI_ShowWDL value maybe",
     "setoption name NoSuchOption value 1", "frobnicate", "go wtime 100 btime",
     "position fen 8/8/8/8/8/8/8/8 w - - 0 1",
 ])
@@ -152,6 +152,29 @@ def test_go_infinite_waits_for_stop_and_position_moves_apply():
     assert _wait_for(out, "bestmove").startswith("bestmove ")
     engine.handle("ucinewgame")
     assert engine.handle("quit") is False
+
+
+def test_stop_right_after_go_infinite_is_not_lost_when_the_search_thread_starts_late(monkeypatch):
+    # A busy machine may schedule the search thread after "stop" has arrived; Search.run
+    # clears its stop flag on entry, so a single stop request would be lost and the
+    # engine would search (and block the command loop) forever.
+    from analysis.search import base
+
+    original = base.Search.run
+
+    def late_run(self, *args, **kwargs):
+        time.sleep(0.05)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(base.Search, "run", late_run)
+    engine, out = _engine()
+    engine.handle("position startpos")
+    done = threading.Thread(target=lambda: (engine.handle("go infinite"), engine.handle("stop")), daemon=True)
+    done.start()
+    done.join(timeout=5)
+    assert not done.is_alive(), "stop was lost: the engine is still searching"
+    assert chess.Move.from_uci(_wait_for(out, "bestmove").split()[1]) in chess.Board().legal_moves
+    engine.handle("quit")
 
 
 def test_bestmove_0000_when_the_game_is_over():

@@ -31,7 +31,7 @@ NULL_WINDOW = 1e-7
 EXACT, LOWER, UPPER = 0, 1, 2
 _PIECE_VALUE = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9,
                 chess.KING: 100}
-_CHECK_EVERY = 64    # nodes between clock / stop checks
+_CHECK_EVERY = 64    # nodes between clock checks and progress ticks
 
 
 def is_mate_value(v: float) -> bool:
@@ -165,9 +165,11 @@ class AlphaBetaCore(Search):
             self._seldepth = ply
         if self._node_limit is not None and self._nodes >= self._node_limit and not self._protected:
             raise StopSearch
+        control = self._control
+        if control.stop_requested():  # every node: with a network, 64 nodes can take seconds
+            raise StopSearch
         if self._nodes % _CHECK_EVERY == 0:
-            control = self._control
-            if control.stop_requested() or (not self._protected and control.out_of_time()):
+            if not self._protected and control.out_of_time():
                 raise StopSearch
             control.tick()
 

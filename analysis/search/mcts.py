@@ -51,8 +51,8 @@ class MCTSSettings:
     def __post_init__(self):
         if self.batch_size < 1:
             raise ValueError("batch_size must be at least 1")
-        if self.cpuct <= 0 or self.policy_temperature <= 0:
-            raise ValueError("cpuct and policy_temperature must be positive")
+        if not (0 < self.cpuct < math.inf and 0 < self.policy_temperature < math.inf):
+            raise ValueError("cpuct and policy_temperature must be positive and finite")
         if self.max_collisions < 0 or self.cache_size < 1:
             raise ValueError("max_collisions must be >= 0 and cache_size >= 1")
         if not 0 <= self.dirichlet_epsilon <= 1 or self.dirichlet_alpha <= 0:
@@ -104,6 +104,15 @@ class MCTS(Search):
 
     # -- search -----------------------------------------------------------
     def _run(self, board: chess.Board, control: SearchControl) -> SearchResult:
+        try:
+            return self._search(board, control)
+        except BaseException:
+            # A failed evaluator call leaves leaves marked pending (and virtual losses) that
+            # no batch will ever resolve; a reused tree would then collide on them forever.
+            self.root, self._root_board = None, None
+            raise
+
+    def _search(self, board: chess.Board, control: SearchControl) -> SearchResult:
         self._reset_run_stats()
         s = self.settings
         root = self._find_root(board)

@@ -11,6 +11,7 @@ carries on.
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from analysis.search.registry import SEARCH_NAMES, make_search, make_settings
 ENGINE_NAME = "Sightline"
 DEFAULT_MOVES_TO_GO = 30   # sudden death: plan as if this many moves remain
 MIN_THINK_MS = 10
+STOP_POLL_S = 0.02         # how often ``stop`` repeats its request until the search thread ends
 
 
 @dataclass
@@ -82,6 +84,7 @@ class UCIEngine:
         self.board = chess.Board()
         self._search: Search | None = None
         self._thread: threading.Thread | None = None
+        self._thread_search: Search | None = None  # the search the worker thread runs
         self._infinite = False
         self._stop_requested = threading.Event()
         self._write_lock = threading.Lock()
@@ -183,8 +186,8 @@ class UCIEngine:
                 o.nodes = _int_in(value, 0, 1_000_000_000)
             elif key == "cpuct":
                 cpuct = float(value)
-                if not cpuct > 0:
-                    raise ValueError("CPuct must be positive")
+                if not (math.isfinite(cpuct) and cpuct > 0):
+                    raise ValueError("CPuct must be a positive finite number")
                 o.cpuct = cpuct
             elif key == "minibatchsize":
                 o.batch_size = _int_in(value, 1, 1024)
@@ -253,6 +256,7 @@ class UCIEngine:
         self._infinite = infinite
         self._stop_requested.clear()
         board = self.board.copy()
+        self._thread_search = search
         self._thread = threading.Thread(target=self._search_thread, args=(search, board, budget),
                                         name="uci-search", daemon=True)
         self._thread.start()
@@ -350,9 +354,13 @@ class UCIEngine:
         if thread is None:
             return
         self._stop_requested.set()
-        if self._search is not None and thread.is_alive():
-            self._search.stop()
-        thread.join()
+        search = self._thread_search
+        # Keep asking until the thread ends: a stop sent before the thread has entered
+        # Search.run would otherwise be cleared by run's start and never seen.
+        while thread.is_alive():
+            if search is not None:
+                search.stop(timeout=STOP_POLL_S)
+            thread.join(STOP_POLL_S)
         self._thread = None
 
 
