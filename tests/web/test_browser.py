@@ -53,14 +53,19 @@ def live_site(tmp_path_factory, tiny_checkpoint):
         except OSError:
             pass
         if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
+            os.killpg(process.pid, signal.SIGINT)
+            process.wait(60)
             pytest.fail(f"serve did not come up:\n{(root / 'serve.log').read_text()[-4000:]}")
         time.sleep(0.3)
     site = {"base": base, "process": process, "root": root, "socket": root / "var" / "redis" / "redis.sock"}
     yield site
-    if process.poll() is None:
-        process.kill()
-        process.wait()
+    if process.poll() is None:  # the Ctrl+C test did not run or failed: stop it the same way
+        os.killpg(process.pid, signal.SIGINT)
+        try:
+            process.wait(60)
+        except subprocess.TimeoutExpired:
+            process.kill()  # its children get SIGTERM from the parent-death signal
+            process.wait()
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from webapp.childproc import spawn
 from webapp.embedded_redis import EmbeddedRedis, EmbeddedRedisError
 
 STOP_TIMEOUT = 15.0
@@ -87,8 +88,8 @@ class Command(BaseCommand):
 
     @staticmethod
     def _spawn(command: list[str], env: dict) -> subprocess.Popen:
-        # Own process group: a terminal's Ctrl+C reaches only us, and we stop children in order.
-        return subprocess.Popen(command, env=env, start_new_session=True)
+        # Own session: a terminal's Ctrl+C reaches only us, and we stop children in order.
+        return spawn(command, env=env)
 
     def _stop(self, name: str, process: subprocess.Popen) -> None:
         """SIGTERM; a worker still busy after a moment gets Celery's cold shutdown (SIGQUIT),
