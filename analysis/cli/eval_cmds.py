@@ -142,6 +142,27 @@ def _spec_agent(spec: str, device: str | None):
         raise CommandError(f"{spec}: {exc}") from exc
 
 
+def _attach(args) -> int:
+    from analysis.checkpoint import CheckpointError
+    from analysis.eval.report import attach_metrics
+
+    metrics = {}
+    for item in args.result:
+        name, eq, path = item.partition("=")
+        if not eq:
+            raise CommandError(f"--result takes NAME=FILE.json, got {item!r}")
+        try:
+            metrics[name] = json.loads(Path(path).read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise CommandError(f"{path}: {exc}") from exc
+    try:
+        merged = attach_metrics(Path(args.model), metrics)
+    except CheckpointError as exc:
+        raise CommandError(str(exc)) from exc
+    print(f"{args.model}: metrics {', '.join(sorted(merged))}")
+    return 0
+
+
 def register(subparsers) -> None:
     def common(p, model_required=True):
         p.add_argument("--model", required=model_required,
@@ -178,3 +199,9 @@ def register(subparsers) -> None:
     p.add_argument("--device")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=_match)
+
+    p = subparsers.add_parser("attach-metrics", help="store measured results (JSON files) in a checkpoint's metadata")
+    p.add_argument("--model", required=True, help="checkpoint to update (weights are kept as they are)")
+    p.add_argument("--result", action="append", required=True, metavar="NAME=FILE.json",
+                   help="a JSON result from puzzles/sts/metrics/match --json (repeatable)")
+    p.set_defaults(handler=_attach)

@@ -112,6 +112,24 @@ def annotate_dataset(root: Path, cfg: AnnotateConfig, *, progress: bool = True) 
     done_rows = total - sum(min(cfg.shard_size, total - i * cfg.shard_size) for i in todo)
     previous = read_card(root).get("annotate", {})
     started = time.time()
+    version = engine_version(path)
+
+    def summary(done: int) -> dict:
+        return {
+            "stockfish": version,
+            "limit": cfg.limit.describe(),
+            "multipv_limit": (cfg.multipv_limit or cfg.limit).describe(),
+            "multipv_share": cfg.multipv_share,
+            "multipv_test": cfg.multipv_test,
+            "workers": cfg.workers,
+            "planned": plan.num_rows,
+            "positions": done,
+            "shards": len(list((root / "annotated").glob("shard-*.parquet"))),
+            "seconds": round(previous.get("seconds", 0.0) + time.time() - started, 1),
+            "win_formula": "100 / (1 + exp(-0.00368208 * cp)); mate for the mover 100, against 0",
+            "wdl": "Stockfish UCI_ShowWDL (permille, side to move), normalised to sum 1",
+        }
+
     bar = tqdm(total=total, initial=done_rows, desc="annotating", unit="pos", disable=not progress, smoothing=0.05)
     ctx = mp.get_context("fork")
     with ctx.Pool(cfg.workers, initializer=_init, initargs=(path, cfg)) as pool:
@@ -123,19 +141,9 @@ def annotate_dataset(root: Path, cfg: AnnotateConfig, *, progress: bool = True) 
                 annotated.append(result)
                 bar.update(1)
             write_table_atomic(pa.Table.from_pylist(annotated, schema=ANNOTATED_SCHEMA), shard_path(root, shard))
+            done_rows += hi - lo
+            update_card(root, "annotate", summary(done_rows))  # an interrupted run keeps an honest card
     bar.close()
-    summary = {
-        "stockfish": engine_version(path),
-        "limit": cfg.limit.describe(),
-        "multipv_limit": (cfg.multipv_limit or cfg.limit).describe(),
-        "multipv_share": cfg.multipv_share,
-        "multipv_test": cfg.multipv_test,
-        "workers": cfg.workers,
-        "positions": total,
-        "shards": n_shards,
-        "seconds": round(previous.get("seconds", 0.0) + time.time() - started, 1),
-        "win_formula": "100 / (1 + exp(-0.00368208 * cp)); mate for the mover 100, against 0",
-        "wdl": "Stockfish UCI_ShowWDL (permille, side to move), normalised to sum 1",
-    }
-    update_card(root, "annotate", summary)
-    return summary
+    final = summary(done_rows)
+    update_card(root, "annotate", final)
+    return final
