@@ -2,7 +2,8 @@
 
 Loading happens lazily inside the worker process (never in a parent that
 forks: CUDA does not survive fork). A small LRU keeps the most recently used
-networks resident; it is thread-safe for the threads pool.
+networks resident; it is thread-safe for the threads pool, and each network
+is wrapped in a ``SharedBatcher`` so jobs running side by side share passes.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from django.conf import settings
 
 from analysis.evaluator import MaterialEvaluator
 from webapp.networks.models import Network
+from workers.batching import SharedBatcher
 
 CAPACITY = 3
 
@@ -30,7 +32,7 @@ class ModelCache:
             if network.checksum in self._items:
                 self._items.move_to_end(network.checksum)
                 return self._items[network.checksum]
-            evaluator = self._load(network)
+            evaluator = SharedBatcher(self._load(network))
             self.loads += 1
             self._items[network.checksum] = evaluator
             while len(self._items) > self.capacity:

@@ -31,6 +31,8 @@ Publisher = Callable[[str, dict], None]
 PROGRESS_RATE = 4.0
 # How often a running search re-reads the job's status to notice a cancel (seconds).
 CANCEL_POLL = 0.5
+# The first batch is small so the first plies reach the page quickly; later batches are full.
+FIRST_BATCH = 4
 
 
 class JobCancelled(Exception):
@@ -101,9 +103,8 @@ class JobRun:
         for node_id in done:
             self._emit(node_id, "eval", known[keys[node_id]])
         missing = [key for key in by_key if key not in known]  # main line first: keys keep node order
-        for start in range(0, len(missing), self.batch_size):
+        for batch in _batches(missing, self.batch_size):
             self._check_cancelled()
-            batch = missing[start:start + self.batch_size]
             t0 = time.perf_counter()
             results = self.evaluator.evaluate([boards[by_key[k][0]] for k in batch])
             per_position_ms = (time.perf_counter() - t0) * 1000.0 / len(batch)
@@ -172,6 +173,15 @@ class JobRun:
     def _check_cancelled(self) -> None:
         if _status(self.job) == AnalysisJob.Status.CANCELLED:
             raise JobCancelled()
+
+
+def _batches(items: list, size: int):
+    """``FIRST_BATCH`` items, then chunks of ``size``."""
+    start = 0
+    while start < len(items):
+        step = min(FIRST_BATCH, size) if start == 0 else size
+        yield items[start:start + step]
+        start += step
 
 
 def _status(job: AnalysisJob) -> str:

@@ -49,6 +49,7 @@ class GamePage {
   }
 
   mergePly(id, parts) {
+    if (this.firstPlyAt === undefined && (parts.eval || parts.search)) this.firstPlyAt = Date.now();
     const entry = this.results.get(id) || {};
     if (parts.eval) entry.eval = parts.eval;
     if (parts.search) { entry.search = parts.search; this.progress.delete(id); }

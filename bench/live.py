@@ -1,0 +1,292 @@
+"""Live-site benchmark: the three figures the site issue asks for.
+
+1. publish -> browser latency: 50 Chromium pages hold a websocket to one job;
+   the bench publishes small messages to the job's channel-layer group the way
+   a worker does (``GroupPublisher``); each page records ``Date.now() - sent_at``.
+   Target: p95 < 50 ms on loopback.
+2. whole-game analysis time of an 80-ply game with the default network (one
+   forward pass per position: policy + value, the ``policy`` search), against
+   Stockfish depth 12 over the same positions, as a ratio. Target: >= 10x faster.
+3. submit -> first ply on screen: a real form submit in Chromium to the first
+   ply's result rendered on the game page, with the model already loaded in
+   the worker. Target: < 300 ms.
+
+The site runs as ``manage.py serve`` (embedded Redis, Celery worker, daphne)
+in a temporary folder; figure 2 runs in this process. Writes
+artifacts/bench/live.json.
+
+    .venv/bin/python bench/live.py [--clients 50] [--messages 200] [--trials 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_PGN = ROOT.parent / "shared" / "data" / "pgn" / "Capablanca.pgn"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def games_from(path: Path, min_plies: int, count: int) -> list[str]:
+    import io
+
+    import chess.pgn
+
+    out = []
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        while len(out) < count:
+            game = chess.pgn.read_game(handle)
+            if game is None:
+                break
+            if sum(1 for _ in game.mainline_moves()) >= min_plies and not game.errors:
+                exporter = chess.pgn.StringExporter(headers=True, variations=False, comments=False)
+                out.append(game.accept(exporter))
+    return out
+
+
+def truncate_game(pgn: str, plies: int) -> str:
+    import io
+
+    import chess.pgn
+
+    game = chess.pgn.read_game(io.StringIO(pgn))
+    node = game
+    for _ in range(plies):
+        node = node.variations[0]
+    node.variations.clear()
+    return game.accept(chess.pgn.StringExporter(headers=True, variations=False, comments=False))
+
+
+# -- figure 2: analysis speed vs Stockfish --------------------------------------------------
+def analysis_speed(pgn: str, plies: int, depth: int) -> dict:
+    import chess
+    import chess.engine
+    from django.conf import settings
+
+    from webapp.analyses.gameinput import parse_pgn
+    from webapp.analyses.jobs import create_job
+    from webapp.analyses.models import PositionResult
+    from webapp.analyses.publish import NullPublisher
+    from webapp.networks.models import Network
+    from workers.model_cache import models
+    from workers.pipeline import JobRun
+
+    network = Network.objects.filter(active=True).first()
+    evaluator = models.get(network)
+    tree = parse_pgn(truncate_game(pgn, plies))
+    positions = len(tree.nodes)
+    # Warm up (first forward passes build caches), then time a run with an empty result cache.
+    warm = create_job(parse_pgn("1. e4 e5 2. Nf3 Nc6 *"), network, "policy", 1, dispatch=False)
+    JobRun(warm, evaluator, NullPublisher()).run()
+    timings = {}
+    for search in ("policy", "value"):
+        PositionResult.objects.filter(network_checksum=network.checksum).delete()
+        job = create_job(tree, network, search, 1, dispatch=False)
+        t0 = time.perf_counter()
+        done = JobRun(job, evaluator, NullPublisher()).run()
+        timings[search] = time.perf_counter() - t0
+        assert done.status == "done", done.error
+    stockfish = shutil.which("stockfish") or "/usr/games/stockfish"
+    sf_time = None
+    if Path(stockfish).exists():
+        boards = []
+        board = chess.Board(tree.start_fen)
+        boards.append(board.copy())
+        for node in tree.nodes[1:]:
+            board.push(chess.Move.from_uci(node["uci"] if isinstance(node, dict) else node.uci))
+            boards.append(board.copy())
+        with chess.engine.SimpleEngine.popen_uci(stockfish) as engine:
+            engine.configure({"Threads": 1, "Hash": 64})
+            engine.analyse(chess.Board(), chess.engine.Limit(depth=8))
+            t0 = time.perf_counter()
+            for b in boards:
+                if not b.is_game_over():
+                    engine.analyse(b, chess.engine.Limit(depth=depth))
+            sf_time = time.perf_counter() - t0
+    return {
+        "network": network.display_label, "untrained": network.is_untrained, "positions": positions,
+        "device": str(getattr(evaluator, "device", "cpu")), "torch_threads": settings.SIGHTLINE_TORCH_THREADS,
+        "network_policy_value_s": round(timings["policy"], 3), "network_value_search_s": round(timings["value"], 3),
+        "stockfish_depth": depth, "stockfish_s": round(sf_time, 3) if sf_time else None,
+        "ratio_stockfish_over_network": round(sf_time / timings["policy"], 1) if sf_time else None,
+    }
+
+
+# -- the site in a child process ----------------------------------------------------------------
+class Site:
+    def __init__(self, var_dir: Path, port: int):
+        self.port = port
+        self.base = f"http://127.0.0.1:{port}/"
+        self.log_path = var_dir / "serve.log"
+        self.process = subprocess.Popen(
+            [sys.executable, "manage.py", "serve", "--port", str(port)], cwd=ROOT, env=dict(os.environ),
+            stdout=self.log_path.open("w"), stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(self.base, timeout=2):
+                    break
+            except OSError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit(f"serve did not start:\n{self.log_path.read_text()[-3000:]}")
+                time.sleep(0.3)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGINT)
+            self.process.wait(60)
+
+
+# -- figure 1: publish -> browser latency --------------------------------------------------------
+OPEN_SOCKET_JS = """(url) => new Promise((resolve, reject) => {
+  window.lat = []; const ws = new WebSocket(url); window.ws = ws;
+  ws.onmessage = (e) => { const m = JSON.parse(e.data); if (m.kind === 'snapshot') resolve(true);
+                          else if (m.sent_at_ms) window.lat.push(Date.now() - m.sent_at_ms); };
+  ws.onerror = () => reject(new Error('websocket error'));
+})"""
+
+
+def publish_latency(browser, site: Site, clients: int, messages: int, rate: float) -> dict:
+    from webapp.analyses.gameinput import parse_pgn
+    from webapp.analyses.jobs import create_job
+    from webapp.analyses.publish import GroupPublisher
+    from webapp.networks.models import Network
+
+    job = create_job(parse_pgn("1. e4 e5 *"), Network.objects.get(name="material"), "value", 1, dispatch=False)
+    context = browser.new_context()
+    pages = []
+    ws_url = f"ws://127.0.0.1:{site.port}/ws/jobs/{job.id}/"
+    for _ in range(clients):
+        page = context.new_page()
+        page.goto(site.base + "networks/material/")
+        page.evaluate(OPEN_SOCKET_JS, ws_url)
+        pages.append(page)
+    publish = GroupPublisher(job.id)
+    time.sleep(0.5)
+    for i in range(messages):
+        publish("progress", {"node": i % 3, "nodes": i, "nps": 1000})
+        time.sleep(1.0 / rate)
+    time.sleep(1.0)
+    samples: list[float] = []
+    received = 0
+    for page in pages:
+        values = page.evaluate("window.lat")
+        received += len(values)
+        samples.extend(values)
+    context.close()
+    return {"clients": clients, "messages": messages, "delivered": received, "expected": clients * messages,
+            "p50_ms": round(percentile(samples, 0.5), 1), "p95_ms": round(percentile(samples, 0.95), 1),
+            "max_ms": round(max(samples), 1)}
+
+
+# -- figure 3: submit -> first ply on screen --------------------------------------------------------
+def first_ply(browser, site: Site, games: list[str], search: str) -> dict:
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+
+    def submit(pgn: str) -> float:
+        page.goto(site.base)
+        page.fill("#id_pgn", pgn)
+        page.select_option("#id_search", search)
+        t0 = page.evaluate("Date.now()")
+        page.click("button[type=submit]")
+        page.wait_for_url("**/jobs/**")
+        page.wait_for_function("window.__sightline && window.__sightline.firstPlyAt !== undefined", timeout=120_000)
+        first = page.evaluate("window.__sightline.firstPlyAt") - t0
+        page.wait_for_function("['done', 'failed'].includes(window.__sightline.status.status)", timeout=300_000)
+        return first
+
+    submit(games[0])  # loads the model in the worker
+    times = [submit(pgn) for pgn in games[1:]]
+    page.close()
+    return {"trials": len(times), "search": search, "median_ms": round(statistics.median(times), 1),
+            "p95_ms": round(percentile(times, 0.95), 1), "min_ms": round(min(times), 1), "max_ms": round(max(times), 1)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--messages", type=int, default=200)
+    parser.add_argument("--rate", type=float, default=50.0, help="messages per second")
+    parser.add_argument("--plies", type=int, default=80)
+    parser.add_argument("--depth", type=int, default=12)
+    parser.add_argument("--trials", type=int, default=8)
+    parser.add_argument("--pgn", type=Path, default=SHARED_PGN, help="games to analyse (needs >= --plies plies)")
+    parser.add_argument("--out", type=Path, default=ROOT / "artifacts" / "bench" / "live.json")
+    args = parser.parse_args()
+    if not args.pgn.exists():
+        raise SystemExit(f"{args.pgn} not found: pass --pgn with games of at least {args.plies} plies")
+    games = games_from(args.pgn, args.plies, args.trials + 2)
+    if len(games) < 2:
+        raise SystemExit(f"{args.pgn}: fewer than 2 games with {args.plies}+ plies")
+
+    var_dir = Path(tempfile.mkdtemp(prefix="sightline-bench-"))
+    for name in ("DATABASE_URL", "REDIS_URL"):
+        os.environ.pop(name, None)
+    os.environ.update(SIGHTLINE_VAR_DIR=str(var_dir), DJANGO_SETTINGS_MODULE="webapp.settings")
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    site = Site(var_dir, free_port())  # migrates and registers the shipped networks
+    results: dict = {"machine": {"cpus": os.cpu_count(), "load_1min": round(os.getloadavg()[0], 2)}}
+    try:
+        results["analysis_speed"] = analysis_speed(games[0], args.plies, args.depth)
+        print(json.dumps({"analysis_speed": results["analysis_speed"]}), flush=True)
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+            results["publish_to_browser"] = publish_latency(browser, site, args.clients, args.messages, args.rate)
+            print(json.dumps({"publish_to_browser": results["publish_to_browser"]}), flush=True)
+            results["submit_to_first_ply"] = first_ply(browser, site, games[1:], "policy")
+            print(json.dumps({"submit_to_first_ply": results["submit_to_first_ply"]}), flush=True)
+            browser.close()
+    finally:
+        site.stop()
+        results["machine"]["load_1min_after"] = round(os.getloadavg()[0], 2)
+        shutil.rmtree(var_dir, ignore_errors=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2))
+    speed, lat, first = results["analysis_speed"], results["publish_to_browser"], results["submit_to_first_ply"]
+    print(f"\nnetwork: {speed['network']} on {speed['device']}")
+    print(f"publish -> browser, {lat['clients']} clients: p50 {lat['p50_ms']} ms, p95 {lat['p95_ms']} ms "
+          f"({lat['delivered']}/{lat['expected']} delivered; target p95 < 50 ms)")
+    print(f"{speed['positions']} positions: network {speed['network_policy_value_s']} s, Stockfish depth "
+          f"{speed['stockfish_depth']} {speed['stockfish_s']} s -> {speed['ratio_stockfish_over_network']}x "
+          f"(target >= 10x); value search {speed['network_value_search_s']} s")
+    print(f"submit -> first ply: median {first['median_ms']} ms, p95 {first['p95_ms']} ms over {first['trials']} "
+          f"(target < 300 ms)")
+    print(f"load average during the run: {results['machine']['load_1min']} -> {results['machine']['load_1min_after']} "
+          f"on {results['machine']['cpus']} cpus")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
