@@ -110,19 +110,36 @@ def read_header(path: str | Path) -> tuple[CheckpointMeta, dict[str, tuple[str, 
         raise CheckpointError(f"{path}: damaged safetensors header (not a JSON object)")
 
     metadata = header.pop("__metadata__", None) or {}
+    if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
+        raise CheckpointError(f"{path}: damaged safetensors header (metadata must map names to strings)")
     tensors: dict[str, tuple[str, list[int]]] = {}
     data_end = 0
     for name, info in header.items():
-        try:
-            dtype, shape, (begin, end) = info["dtype"], list(info["shape"]), info["data_offsets"]
-        except (KeyError, TypeError, ValueError):
-            raise CheckpointError(f"{path}: damaged entry for tensor {name!r}") from None
+        entry = _tensor_entry(info)
+        if entry is None:
+            raise CheckpointError(f"{path}: damaged entry for tensor {name!r}")
+        dtype, shape, end = entry
         tensors[name] = (dtype, shape)
         data_end = max(data_end, end)
     available = size - 8 - header_len
     if data_end > available:
         raise CheckpointError(f"{path}: truncated: tensor data needs {data_end} bytes, the file holds {available}")
     return _parse_metadata(path, metadata), tensors
+
+
+def _tensor_entry(info: Any) -> tuple[str, list[int], int] | None:
+    """(dtype, shape, end offset) of one header entry, or None when it is malformed."""
+    if not isinstance(info, dict):
+        return None
+    dtype, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
+    def natural(x: Any) -> bool:
+        return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+    if not isinstance(dtype, str) or not isinstance(shape, list) or not all(natural(d) for d in shape):
+        return None
+    if not (isinstance(offsets, list) and len(offsets) == 2 and all(natural(o) for o in offsets)
+            and offsets[0] <= offsets[1]):
+        return None
+    return dtype, shape, offsets[1]
 
 
 def _pickled(path: Path) -> CheckpointError:
@@ -147,6 +164,8 @@ def _parse_metadata(path: Path, metadata: dict[str, str]) -> CheckpointMeta:
             parsed[key] = json.loads(metadata.get(key, "{}"))
         except json.JSONDecodeError:
             raise CheckpointError(f"{path}: metadata {key!r} is not valid JSON") from None
+        if not isinstance(parsed[key], dict):
+            raise CheckpointError(f"{path}: metadata {key!r} must be a JSON object")
     return CheckpointMeta(family=metadata.get("family", ""), config=parsed["config"],
                           input_encoding=metadata.get("input_encoding", ""), trained=metadata["trained"] == "true",
                           provenance=parsed["provenance"], metrics=parsed["metrics"], format_version=version)
@@ -165,11 +184,12 @@ def load_checkpoint(path: str | Path, *, family: str | None = None) -> tuple[tor
         raise CheckpointError(f"{path}: input encoding {meta.input_encoding!r} does not match "
                               f"{meta.family}'s {module.INPUT_ENCODING!r}")
     try:
-        model = module.build(meta.config)
+        with torch.device("meta"):  # shapes first: a hostile config must not allocate anything
+            skeleton = module.build(meta.config)
     except (TypeError, ValueError) as exc:
         raise CheckpointError(f"{path}: bad {meta.family} config: {exc}") from None
 
-    expected = {name: list(t.shape) for name, t in model.state_dict().items()}
+    expected = {name: list(t.shape) for name, t in skeleton.state_dict().items()}
     missing = sorted(set(expected) - set(tensors))
     unexpected = sorted(set(tensors) - set(expected))
     if missing or unexpected:
@@ -185,6 +205,7 @@ def load_checkpoint(path: str | Path, *, family: str | None = None) -> tuple[tor
         state = load_file(str(path))
     except Exception as exc:  # safetensors raises its own error types for damaged data
         raise CheckpointError(f"{path}: damaged tensor data ({exc})") from None
+    model = module.build(meta.config)
     model.load_state_dict({k: v.float() for k, v in state.items()}, strict=True)
     return model.eval(), meta
 

@@ -23,9 +23,17 @@ _UNMIRROR = np.arange(64) ^ 56
 
 def resolve_device(device: str | torch.device | None = None) -> torch.device:
     choice = device or os.environ.get("SIGHTLINE_DEVICE") or ("cuda" if torch.cuda.is_available() else "cpu")
-    resolved = torch.device(choice)
-    if resolved.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError("CUDA was asked for but torch sees no GPU")
+    try:
+        resolved = torch.device(choice)
+    except (RuntimeError, TypeError):
+        raise ValueError(f"unknown device {choice!r}: use cpu, cuda or cuda:N") from None
+    if resolved.type not in ("cpu", "cuda"):
+        raise ValueError(f"unsupported device {choice!r}: use cpu, cuda or cuda:N")
+    if resolved.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError("CUDA was asked for but torch sees no GPU")
+        if resolved.index is not None and resolved.index >= torch.cuda.device_count():
+            raise ValueError(f"{choice!r}: there are only {torch.cuda.device_count()} GPUs")
     return resolved
 
 

@@ -157,3 +157,44 @@ def test_save_is_atomic(tmp_path, monkeypatch):
     with pytest.raises(OSError):
         save_checkpoint(target, Chessformer(PRESETS["cf-tiny"]), trained=False)
     assert not target.exists() and list(tmp_path.iterdir()) == []
+
+
+def write_raw(path, header: dict, data: bytes = b"") -> None:
+    raw = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(raw)) + raw + data)
+
+
+@pytest.mark.parametrize("header, message", [
+    ({"w": {"dtype": "F32", "shape": [1], "data_offsets": ["0", "4"]}}, "damaged entry for tensor 'w'"),
+    ({"w": {"dtype": "F32", "shape": ["1"], "data_offsets": [0, 4]}}, "damaged entry for tensor 'w'"),
+    ({"w": {"dtype": "F32", "shape": [1], "data_offsets": [4, 0]}}, "damaged entry for tensor 'w'"),
+    ({"w": [1, 2]}, "damaged entry for tensor 'w'"),
+    ({"__metadata__": ["format"]}, "metadata must map names to strings"),
+    ({"__metadata__": {"format": 1}}, "metadata must map names to strings"),
+])
+def test_malformed_header_entries(tmp_path, header, message):
+    path = tmp_path / "bad.safetensors"
+    write_raw(path, header, b"\0" * 4)
+    with pytest.raises(CheckpointError, match=message):
+        load_checkpoint(path)
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("config", "[1, 2]", "'config' must be a JSON object"),
+    ("provenance", "[]", "'provenance' must be a JSON object"),
+    ("config", json.dumps(dict(PRESETS["cf-tiny"].to_dict(), heads=0)), "heads must be a positive integer"),
+    ("config", json.dumps(dict(PRESETS["cf-tiny"].to_dict(), layers=True)), "layers must be a positive integer"),
+])
+def test_bad_metadata_values(saved, tmp_path, key, value, message):
+    _, path = saved
+    bad = rewrite(path, tmp_path / "meta.safetensors", metadata={key: value})
+    with pytest.raises(CheckpointError, match=message):
+        load_checkpoint(bad)
+
+
+def test_hostile_config_is_refused_before_allocating(saved, tmp_path):
+    _, path = saved
+    huge = dict(PRESETS["cf-tiny"].to_dict(), layers=5000, embed=4096, heads=32, ffn=16384)
+    bad = rewrite(path, tmp_path / "huge.safetensors", metadata={"config": json.dumps(huge)})
+    with pytest.raises(CheckpointError, match="do not match"):
+        load_checkpoint(bad)  # 5000 layers of 4096 would need ~1.4 TB if built for real

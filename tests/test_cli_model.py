@@ -67,6 +67,8 @@ def test_evaluate_readable_summary(checkpoint):
     (["--moves", "e2e5"], "move 1 'e2e5' is illegal"),
     (["--moves", "e2e4", "zz"], "move 2 'zz' is not UCI"),
     (["--temperature", "0"], "temperature"),
+    (["--device", "garbage"], "unknown device 'garbage'"),
+    (["--device", "mps"], "unsupported device 'mps'"),
 ])
 def test_bad_input_is_one_line(checkpoint, args, message):
     result = run("evaluate", "--model", str(checkpoint), *args)

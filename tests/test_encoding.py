@@ -83,6 +83,16 @@ def test_repetition_flags():
     assert rep.tolist() == [1, 1, 1, 0, 0, 0, 0, 0]
 
 
+def test_repetition_flag_of_the_oldest_history_step():
+    board = chess.Board()
+    for san in ("Nf3", "Nf6", "Ng1", "Ng8", "Nc3", "Nc6", "Nb1", "Nb8", "e4", "e5", "Nf3"):
+        board.push_san(san)
+    # Step 7 is the start position reached again after 1.Nf3 Nf6 2.Ng1 Ng8 (and once
+    # more after 4.Nb1 Nb8 at step 3); seeing it needs keys older than step 7.
+    rep = planes_of(board)[13 * np.arange(8) + 12].max(axis=1)
+    assert rep.tolist() == [0, 0, 0, 1, 0, 0, 0, 1]
+
+
 def test_fen_without_history_repeats_the_position():
     board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
     p = planes_of(board)

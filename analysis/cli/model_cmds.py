@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import platform
 
 import chess
@@ -56,7 +57,7 @@ def run_init(args: argparse.Namespace) -> int:
 
 def run_describe(args: argparse.Namespace) -> int:
     meta, tensors = _checked(read_header, args.model)
-    parameters = sum(_numel(shape) for _, shape in tensors.values())
+    parameters = sum(math.prod(shape) for _, shape in tensors.values())
     info = {"family": meta.family, "trained": meta.trained, "input_encoding": meta.input_encoding,
             "parameters": parameters, "config": meta.config, "provenance": meta.provenance, "metrics": meta.metrics}
     if args.json:
@@ -140,13 +141,6 @@ def _checked(fn, path):
         return fn(path)
     except CheckpointError as exc:
         raise CommandError(str(exc)) from None
-
-
-def _numel(shape) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 def _count(model) -> int:

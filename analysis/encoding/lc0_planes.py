@@ -73,8 +73,9 @@ def _history_boards(board: chess.Board) -> tuple[list[chess.Board], list[bool]]:
     scratch = board.copy(stack=True)
     boards = [scratch.copy(stack=False)]
     keys = [scratch._transposition_key()]
-    # Repetitions need the keys back to the last irreversible move, even past step 7.
-    while scratch.move_stack and (len(boards) < HISTORY or len(keys) <= board.halfmove_clock):
+    # Repetition flags need every key back to the oldest history board's last
+    # irreversible move, even past step 7: nothing before that move can recur.
+    while scratch.move_stack and (len(boards) < HISTORY or scratch.halfmove_clock > 0):
         scratch.pop()
         if len(boards) < HISTORY:
             boards.append(scratch.copy(stack=False))

@@ -55,6 +55,12 @@ class ChessformerConfig:
     input_dense: int = 0
 
     def __post_init__(self) -> None:
+        for name in ("layers", "embed", "heads", "ffn", "value_channels", "value_embed", "reward_buckets"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, not {value!r}")
+        if not isinstance(self.input_dense, int) or self.input_dense < 0:
+            raise ValueError(f"input_dense must be a non-negative integer, not {self.input_dense!r}")
         if self.embed % self.heads:
             raise ValueError(f"embed {self.embed} is not divisible by heads {self.heads}")
         if self.position not in ("absolute", "relative_bias", "shaw"):
@@ -84,7 +90,7 @@ PRESETS: dict[str, ChessformerConfig] = {
 @lru_cache(maxsize=None)
 def displacement_index() -> torch.Tensor:
     """(T, T) index into the 15 x 15 displacement table: 15*(dr+7) + (df+7), dr = r_i - r_j."""
-    squares = torch.arange(64)
+    squares = torch.arange(64, device="cpu")  # cached: never on the meta device
     rank, file = squares // 8, squares % 8
     dr = rank[:, None] - rank[None, :] + 7
     df = file[:, None] - file[None, :] + 7
@@ -144,8 +150,8 @@ class SelfAttention(nn.Module):
         These depend on the weights only, never on the batch, so inference caches
         them until the weights change (parameter versions move on any in-place update).
         """
-        version = (self.shaw_q._version, self.shaw_k._version, self.shaw_v._version,
-                   self.shaw_q.device, self.shaw_q.dtype)
+        version = tuple((t._version, t.data_ptr()) for t in (self.shaw_q, self.shaw_k, self.shaw_v)) + (
+            self.shaw_q.device, self.shaw_q.dtype)
         cached = getattr(self, "_table_cache", None)
         if cached is not None and cached[0] == version and not torch.is_grad_enabled():
             return cached[1]
@@ -217,7 +223,7 @@ def _policy_gather_index() -> torch.Tensor:
         else:
             piece = PROMOTION_PIECES.index(promotion)
             index.append(4096 + (from_sq % 8) * 24 + (to_sq % 8) * 3 + piece)
-    return torch.tensor(index, dtype=torch.long)
+    return torch.tensor(index, dtype=torch.long, device="cpu")
 
 
 class AttentionPolicyHead(nn.Module):
@@ -245,6 +251,8 @@ class AttentionPolicyHead(nn.Module):
         offsets = offsets[:, :3] + offsets[:, 3:4]  # (B, 3, 8)
         rank7_to_8 = moves[:, 48:56, 56:64]  # (B, 8 from-file, 8 to-file)
         promotions = rank7_to_8.unsqueeze(-1) + offsets.permute(0, 2, 1).unsqueeze(1)  # (B, 8, 8, 3)
+        # lc0 adds the promotion offsets after scaling the move logits; we scale both alike,
+        # which only matters when importing lc0 weights (we do not).
         flat = torch.cat([moves.reshape(B, 4096), promotions.reshape(B, 192)], dim=1) * self.scale
         return flat[:, self.gather_index]  # (B, 1858)
 
