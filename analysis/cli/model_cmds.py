@@ -13,6 +13,7 @@ import torch
 from analysis.checkpoint import CheckpointError, load_checkpoint, load_evaluator, read_header, save_checkpoint
 from analysis.cli import CommandError
 from analysis.models import FAMILIES, family_module
+from analysis.positions import board_from_input
 
 
 def register(subparsers) -> None:
@@ -114,26 +115,9 @@ def run_evaluate(args: argparse.Namespace) -> int:
 def board_from_args(fen: str, moves: list[str]) -> chess.Board:
     """A board from a FEN and UCI moves played from it, or a one-line CommandError."""
     try:
-        board = chess.Board(fen)
+        return board_from_input(fen, moves)
     except ValueError as exc:
-        raise CommandError(f"invalid FEN {fen!r}: {exc}") from None
-    status = board.status()
-    if status != chess.STATUS_VALID:
-        raise CommandError(f"illegal position in FEN {fen!r}: {_describe_status(status)}")
-    for ply, text in enumerate(moves, start=1):
-        try:
-            move = chess.Move.from_uci(text)
-        except ValueError:
-            raise CommandError(f"move {ply} {text!r} is not UCI notation (e.g. e2e4, e7e8q)") from None
-        if move not in board.legal_moves:
-            raise CommandError(f"move {ply} {text!r} is illegal in {board.fen()}")
-        board.push(move)
-    return board
-
-
-def _describe_status(status: chess.Status) -> str:
-    names = [flag.name.lower().replace("_", " ") for flag in chess.Status if flag and flag in status]
-    return ", ".join(names) or "invalid"
+        raise CommandError(str(exc)) from None
 
 
 def _checked(fn, path):

@@ -12,6 +12,7 @@ import sys
 import chess
 
 from analysis.cli import CommandError
+from analysis.cli.model_cmds import board_from_args
 from analysis.evaluator import Evaluator, MaterialEvaluator
 from analysis.search.base import Budget, SearchResult
 from analysis.search.registry import SEARCH_NAMES, make_search, make_settings
@@ -61,24 +62,6 @@ def model_label(evaluator: Evaluator) -> str:
     return f"{evaluator.name}, untrained" if trained is False else evaluator.name
 
 
-def board_from(fen: str, moves: list[str]) -> chess.Board:
-    try:
-        board = chess.Board(fen)
-    except ValueError as exc:
-        raise CommandError(f"invalid FEN {fen!r}: {exc}") from None
-    if not board.is_valid():
-        raise CommandError(f"illegal position in FEN {fen!r} ({board.status()!r})")
-    for text in moves:
-        try:
-            move = chess.Move.from_uci(text)
-        except ValueError:
-            raise CommandError(f"invalid UCI move {text!r}") from None
-        if not board.is_legal(move):
-            raise CommandError(f"illegal move {text} in {board.fen()}")
-        board.push(move)
-    return board
-
-
 def _settings(algo: str, pairs: list[str]):
     values = {}
     for pair in pairs:
@@ -93,7 +76,7 @@ def _settings(algo: str, pairs: list[str]):
 
 
 def run_search_cmd(args) -> int:
-    board = board_from(args.fen, args.moves)
+    board = board_from_args(args.fen, args.moves)
     settings = _settings(args.algo, args.set)
     try:
         budget = Budget(nodes=args.nodes, movetime_ms=args.movetime, depth=args.depth)

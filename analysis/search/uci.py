@@ -20,6 +20,7 @@ from typing import Callable, TextIO
 import chess
 
 from analysis.evaluator import Evaluator
+from analysis.positions import board_from_fen, play_uci
 from analysis.search.base import Budget, Search, SearchResult
 from analysis.search.registry import SEARCH_NAMES, make_search, make_settings
 
@@ -218,12 +219,9 @@ class UCIEngine:
             at = args.index("moves") if "moves" in args else len(args)
             fen = " ".join(args[1:at])
             try:
-                board = chess.Board(fen)
+                board = board_from_fen(fen)
             except ValueError as exc:
-                self.info_string(f"invalid FEN {fen!r}: {exc}")
-                return
-            if not board.is_valid():
-                self.info_string(f"illegal position in FEN {fen!r}: {board.status()!r}")
+                self.info_string(str(exc))
                 return
             rest = args[at:]
         else:
@@ -233,16 +231,11 @@ class UCIEngine:
             if rest[0] != "moves":
                 self.info_string(f"expected 'moves', got {rest[0]!r}")
                 return
-            for text in rest[1:]:
-                try:
-                    move = chess.Move.from_uci(text)
-                except ValueError:
-                    self.info_string(f"invalid move {text!r}; position not changed")
-                    return
-                if not board.is_legal(move):
-                    self.info_string(f"illegal move {text} in {board.fen()}; position not changed")
-                    return
-                board.push(move)
+            try:
+                board = play_uci(board, rest[1:])
+            except ValueError as exc:
+                self.info_string(f"{exc}; position not changed")
+                return
         self.board = board
 
     def _cmd_go(self, args) -> None:
