@@ -23,12 +23,16 @@ class TrainConfig:
     batch_size: int = 256
     # Learning-rate steps, Chessformer style: [[0, 5e-4], [1600, 1.58e-4], ...] = (from step, lr).
     lr_steps: list = field(default_factory=lambda: [[0, 5e-4]])
+    # "steps": lr_steps and swa_start count optimiser steps. "progress": they are fractions
+    # of the run, where progress = max(step / steps, elapsed / max_wall_minutes), so a
+    # time-budgeted run on a shared machine still anneals and averages before it stops.
+    schedule: str = "steps"
     warmup_steps: int = 0
     betas: tuple = (0.9, 0.98)  # Nadam, Chessformer section III
     eps: float = 1e-7
     weight_decay: float = 0.0
     grad_clip: float = 10.0
-    swa_start: int = 0  # first step whose weights enter the average
+    swa_start: float = 0  # first step (or run fraction) whose weights enter the average
     swa_every: int = 10
     policy_temperature: float = 0.02  # softmax over Stockfish win probabilities -> policy target
     loss: ChessformerLossWeights = ChessformerLossWeights()
@@ -48,16 +52,31 @@ class TrainConfig:
     def export_path(self) -> Path:
         return self.export or self.out / "model.safetensors"
 
-    def lr_at(self, step: int) -> float:
+    def progress(self, step: int, elapsed_s: float) -> float:
+        done = step / self.steps
+        if self.max_wall_minutes:
+            done = max(done, elapsed_s / (60 * self.max_wall_minutes))
+        return done
+
+    def lr_at(self, step: int, elapsed_s: float = 0.0) -> float:
+        where = self.progress(step, elapsed_s) if self.schedule == "progress" else step
         lr = self.lr_steps[0][1]
         for start, value in self.lr_steps:
-            if step >= start:
+            if where >= start:
                 lr = value
         if self.warmup_steps and step < self.warmup_steps:
             lr *= (step + 1) / self.warmup_steps
         return float(lr)
 
+    def swa_active(self, step: int, elapsed_s: float) -> bool:
+        where = self.progress(step, elapsed_s) if self.schedule == "progress" else step
+        return where >= self.swa_start
+
     def validate(self) -> None:
+        if self.schedule not in ("steps", "progress"):
+            raise ValueError(f"schedule must be steps or progress, not {self.schedule!r}")
+        if self.schedule == "progress" and not all(0 <= s[0] <= 1 for s in self.lr_steps):
+            raise ValueError("with schedule = 'progress', lr_steps start at fractions in [0, 1]")
         if self.steps <= 0 or self.batch_size <= 0:
             raise ValueError("steps and batch_size must be positive")
         if not self.lr_steps or any(len(s) != 2 for s in self.lr_steps):

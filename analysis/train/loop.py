@@ -151,7 +151,7 @@ def train(cfg: TrainConfig, *, progress: bool = True) -> Path:
 
     net.train()
     while step < cfg.steps:
-        lr = cfg.lr_at(step)
+        lr = cfg.lr_at(step, time.time() - started)
         for group in optimizer.param_groups:
             group["lr"] = lr
         batch = _to(next(batches), device)
@@ -163,7 +163,7 @@ def train(cfg: TrainConfig, *, progress: bool = True) -> Path:
         grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
         optimizer.step()
         step += 1
-        if step >= cfg.swa_start and step % cfg.swa_every == 0:
+        if cfg.swa_active(step, time.time() - started) and step % cfg.swa_every == 0:
             swa.update_parameters(model)
         for k, v in terms.items():
             window[k] = window.get(k, 0.0) + float(v.detach())
@@ -196,7 +196,7 @@ def train(cfg: TrainConfig, *, progress: bool = True) -> Path:
             "test_rows": len(val_set) if val_set is not None else 0, "steps": step, "batch_size": cfg.batch_size, "world_size": world,
             "wall_seconds": round(wall, 1), "hardware": _hardware(device, world), "torch": torch.__version__,
             "preset": cfg.model, "parameters": parameter_count(model), "optimizer": "Nadam",
-            "betas": list(cfg.betas), "eps": cfg.eps, "grad_clip": cfg.grad_clip, "lr_steps": cfg.lr_steps,
+            "betas": list(cfg.betas), "eps": cfg.eps, "grad_clip": cfg.grad_clip, "lr_steps": cfg.lr_steps, "schedule": cfg.schedule,
             "swa": {"start": cfg.swa_start, "every": cfg.swa_every, "averaged": int(swa.n_averaged.item())},
             "loss_weights": asdict(cfg.loss), "policy_temperature": cfg.policy_temperature,
             "final_val": last_val, "amp_bf16": use_amp, "planned_steps": cfg.steps,

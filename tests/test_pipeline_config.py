@@ -1,0 +1,47 @@
+"""Training configs: TOML parsing, LR steps and the time-budgeted schedule."""
+
+from pathlib import Path
+
+import pytest
+
+from analysis.train.config import TrainConfig, load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_shipped_configs_parse():
+    for path in sorted((ROOT / "configs").glob("*.toml")):
+        cfg = load_config(path)
+        assert cfg.steps > 0 and cfg.loss.soft_policy == 8.0 and cfg.betas == (0.9, 0.98) and cfg.eps == 1e-7
+
+
+def test_lr_steps_by_step_and_warmup():
+    cfg = TrainConfig(data=Path("d"), out=Path("o"), steps=100, lr_steps=[[0, 1e-3], [50, 1e-4]], warmup_steps=10)
+    assert cfg.lr_at(0) == pytest.approx(1e-4)  # warmup: 1/10 of the first rate
+    assert cfg.lr_at(20) == pytest.approx(1e-3)
+    assert cfg.lr_at(50) == pytest.approx(1e-4)
+
+
+def test_progress_schedule_follows_the_wall_clock():
+    cfg = TrainConfig(data=Path("d"), out=Path("o"), steps=1000, max_wall_minutes=10, schedule="progress",
+                      lr_steps=[[0, 1e-3], [0.5, 1e-4]], swa_start=0.8)
+    cfg.validate()
+    assert cfg.lr_at(10, elapsed_s=60) == pytest.approx(1e-3)
+    assert cfg.lr_at(10, elapsed_s=301) == pytest.approx(1e-4)  # half the time used, few steps done
+    assert cfg.lr_at(600, elapsed_s=0) == pytest.approx(1e-4)  # or half the steps done
+    assert not cfg.swa_active(10, 400) and cfg.swa_active(10, 481)
+
+
+def test_bad_configs_are_rejected(tmp_path):
+    bad = tmp_path / "c.toml"
+    bad.write_text('data = "d"\nout = "o"\nschedule = "progress"\nlr_steps = [[0, 1e-3], [500, 1e-4]]\n')
+    with pytest.raises(ValueError, match="fractions"):
+        load_config(bad)
+    bad.write_text('data = "d"\n')
+    with pytest.raises(ValueError, match="out"):
+        load_config(bad)
+    bad.write_text('data = "d"\nout = "o"\n[loss]\npolicyy = 1\n')
+    with pytest.raises(ValueError, match="loss"):
+        load_config(bad)
+    with pytest.raises(ValueError, match="not found"):
+        load_config(tmp_path / "missing.toml")
