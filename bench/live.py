@@ -173,13 +173,34 @@ OPEN_SOCKET_JS = """(url) => new Promise((resolve, reject) => {
 })"""
 
 
-def publish_latency(browser, site: Site, clients: int, messages: int, rate: float) -> dict:
+def listening_job():
+    """A job for the clients to listen to (created before Playwright's event loop exists)."""
     from webapp.analyses.gameinput import parse_pgn
     from webapp.analyses.jobs import create_job
-    from webapp.analyses.publish import GroupPublisher
     from webapp.networks.models import Network
 
-    job = create_job(parse_pgn("1. e4 e5 *"), Network.objects.get(name="material"), "value", 1, dispatch=False)
+    return create_job(parse_pgn("1. e4 e5 *"), Network.objects.get(name="material"), "value", 1, dispatch=False)
+
+
+def publish_in_thread(job_id, messages: int, rate: float) -> None:
+    """Publish as a worker does. In its own thread: async_to_sync refuses to run in
+    a thread that has an event loop, and Playwright's sync API keeps one."""
+    import threading
+
+    from webapp.analyses.publish import GroupPublisher
+
+    def run():
+        publish = GroupPublisher(job_id)
+        for i in range(messages):
+            publish("progress", {"node": i % 3, "nodes": i, "nps": 1000})
+            time.sleep(1.0 / rate)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+
+
+def publish_latency(browser, site: Site, job, clients: int, messages: int, rate: float) -> dict:
     context = browser.new_context()
     pages = []
     ws_url = f"ws://127.0.0.1:{site.port}/ws/jobs/{job.id}/"
@@ -188,11 +209,8 @@ def publish_latency(browser, site: Site, clients: int, messages: int, rate: floa
         page.goto(site.base + "networks/material/")
         page.evaluate(OPEN_SOCKET_JS, ws_url)
         pages.append(page)
-    publish = GroupPublisher(job.id)
     time.sleep(0.5)
-    for i in range(messages):
-        publish("progress", {"node": i % 3, "nodes": i, "nps": 1000})
-        time.sleep(1.0 / rate)
+    publish_in_thread(job.id, messages, rate)
     time.sleep(1.0)
     samples: list[float] = []
     received = 0
@@ -261,9 +279,11 @@ def main() -> int:
         print(json.dumps({"analysis_speed": results["analysis_speed"]}), flush=True)
         from playwright.sync_api import sync_playwright
 
+        job = listening_job()
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-            results["publish_to_browser"] = publish_latency(browser, site, args.clients, args.messages, args.rate)
+            results["publish_to_browser"] = publish_latency(browser, site, job, args.clients, args.messages,
+                                                            args.rate)
             print(json.dumps({"publish_to_browser": results["publish_to_browser"]}), flush=True)
             results["submit_to_first_ply"] = first_ply(browser, site, games[1:], "policy")
             print(json.dumps({"submit_to_first_ply": results["submit_to_first_ply"]}), flush=True)

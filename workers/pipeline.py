@@ -33,6 +33,9 @@ PROGRESS_RATE = 4.0
 CANCEL_POLL = 0.5
 # The first batch is small so the first plies reach the page quickly; later batches are full.
 FIRST_BATCH = 4
+# Evaluations finished together are published together (each is about 1.5 kB of JSON,
+# far below the channel layer's 1 MB cap), so a viewer gets one message per batch.
+EVALS_PER_MESSAGE = 32
 
 
 class JobCancelled(Exception):
@@ -55,6 +58,9 @@ class JobRun:
     publish: Publisher
     on_node: Callable[[PlyOutput], None] | None = None
     batch_size: int = field(default_factory=lambda: settings.SIGHTLINE_BATCH_SIZE)
+
+    def __post_init__(self):
+        self.memo = MemoEvaluator(self.evaluator)
 
     def run(self) -> AnalysisJob:
         job = self.job
@@ -91,6 +97,11 @@ class JobRun:
 
     # -- phase 1: one forward pass per batch ------------------------------------------
     def _evaluate_all(self, boards: list[chess.Board], keys: list[str]) -> dict[str, dict]:
+        """Evaluate every position not in the cache; returns {key: stored JSON}.
+
+        The fresh ``Evaluation`` objects are kept in ``self.memo`` so the searches
+        of phase 2 do not run the network again on positions it has just seen.
+        """
         job = self.job
         checksum = job.network.checksum
         known = dict(PositionResult.objects.filter(network_checksum=checksum, settings_key=EVAL_SETTINGS_KEY,
@@ -98,10 +109,9 @@ class JobRun:
         by_key: dict[str, list[int]] = {}
         for node_id, key in enumerate(keys):
             by_key.setdefault(key, []).append(node_id)
-        done = [node_id for key in known for node_id in by_key[key]]
+        done = sorted(node_id for key in known for node_id in by_key[key])
         self._bump(evaluated=len(done))
-        for node_id in done:
-            self._emit(node_id, "eval", known[keys[node_id]])
+        self._emit_evals(done, keys, known)
         missing = [key for key in by_key if key not in known]  # main line first: keys keep node order
         for batch in _batches(missing, self.batch_size):
             self._check_cancelled()
@@ -110,15 +120,16 @@ class JobRun:
             per_position_ms = (time.perf_counter() - t0) * 1000.0 / len(batch)
             rows = []
             for key, ev in zip(batch, results):
+                self.memo.remember(boards[by_key[key][0]], ev)
                 known[key] = evaluation_json(ev, boards[by_key[key][0]])
                 rows.append(PositionResult(position_key=key, network_checksum=checksum,
                                            settings_key=EVAL_SETTINGS_KEY, data=known[key],
                                            compute_ms=per_position_ms))
-            PositionResult.objects.bulk_create(rows, ignore_conflicts=True)
-            node_ids = [n for k in batch for n in by_key[k]]
-            self._bump(evaluated=len(node_ids))
-            for node_id in sorted(node_ids):
-                self._emit(node_id, "eval", known[keys[node_id]])
+            node_ids = sorted(n for k in batch for n in by_key[k])
+            with transaction.atomic():
+                PositionResult.objects.bulk_create(rows, ignore_conflicts=True)
+                self._bump(evaluated=len(node_ids))
+            self._emit_evals(node_ids, keys, known)
         return known
 
     # -- phase 2: the chosen search, position by position ---------------------------------
@@ -127,7 +138,7 @@ class JobRun:
         checksum, settings_key = job.network.checksum, job.search_settings_key
         known = dict(PositionResult.objects.filter(network_checksum=checksum, settings_key=settings_key,
                                                    position_key__in=set(keys)).values_list("position_key", "data"))
-        search = make_search(job.search, self.evaluator)
+        search = make_search(job.search, self.memo)
         budget = budget_for(job.search, job.budget)
         for node_id, key in enumerate(keys):
             self._check_cancelled()
@@ -138,10 +149,13 @@ class JobRun:
                 if result.stopped:
                     self._check_cancelled()
                 known[key] = search_json(result, boards[node_id])
-                PositionResult.objects.bulk_create([PositionResult(
-                    position_key=key, network_checksum=checksum, settings_key=settings_key, data=known[key],
-                    compute_ms=(time.perf_counter() - t0) * 1000.0)], ignore_conflicts=True)
-            self._bump(searched=1)
+                with transaction.atomic():  # one commit per position: the result and the count
+                    PositionResult.objects.bulk_create([PositionResult(
+                        position_key=key, network_checksum=checksum, settings_key=settings_key, data=known[key],
+                        compute_ms=(time.perf_counter() - t0) * 1000.0)], ignore_conflicts=True)
+                    self._bump(searched=1)
+            else:
+                self._bump(searched=1)
             self._emit(node_id, "search", known[key])
 
     def _progress_reporter(self, node_id: int, board: chess.Board, search):
@@ -161,6 +175,15 @@ class JobRun:
         return report
 
     # -- helpers ----------------------------------------------------------------------
+    def _emit_evals(self, node_ids: list[int], keys: list[str], known: dict[str, dict]) -> None:
+        """A batch's evaluations go out together: one message per ``EVALS_PER_MESSAGE`` plies."""
+        for start in range(0, len(node_ids), EVALS_PER_MESSAGE):
+            chunk = node_ids[start:start + EVALS_PER_MESSAGE]
+            self.publish("plies", {"items": [{"node": n, "eval": known[keys[n]]} for n in chunk]})
+        if self.on_node is not None:
+            for node_id in node_ids:
+                self.on_node(PlyOutput(node_id, eval=known[keys[node_id]]))
+
     def _emit(self, node_id: int, part: str, data: dict) -> None:
         self.publish("ply", {"node": node_id, part: data})
         if self.on_node is not None:
@@ -173,6 +196,39 @@ class JobRun:
     def _check_cancelled(self) -> None:
         if _status(self.job) == AnalysisJob.Status.CANCELLED:
             raise JobCancelled()
+
+
+class MemoEvaluator:
+    """The job's evaluator, answering from phase 1's evaluations where it can.
+
+    A search starts by evaluating its root, which phase 1 has just done (the
+    policy search does nothing else); only plain requests (no attention,
+    temperature 1) are served from memory.
+    """
+
+    def __init__(self, inner):
+        self.inner = inner
+        self._seen: dict = {}
+        self.hits = 0
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def remember(self, board: chess.Board, evaluation) -> None:
+        self._seen[self.inner.cache_key(board)] = evaluation
+
+    def cache_key(self, board: chess.Board):
+        return self.inner.cache_key(board)
+
+    def evaluate(self, boards, *, attention: bool = False, temperature: float = 1.0):
+        if attention or temperature != 1.0 or not self._seen:
+            return self.inner.evaluate(boards, attention=attention, temperature=temperature)
+        keys = [self.inner.cache_key(b) for b in boards]
+        missing = [i for i, k in enumerate(keys) if k not in self._seen]
+        fresh = self.inner.evaluate([boards[i] for i in missing]) if missing else []
+        found = dict(zip(missing, fresh))
+        self.hits += len(boards) - len(missing)
+        return [found[i] if i in found else self._seen[k] for i, k in enumerate(keys)]
 
 
 def _batches(items: list, size: int):

@@ -60,11 +60,13 @@ class GamePage {
     this.messages += 1;
     if (msg.sent_at_ms) this.latencies.push(Date.now() - msg.sent_at_ms);
     if (msg.kind === "snapshot") { this.mergeSnapshot(msg); this.refreshAll(); return; }
-    if (msg.kind === "ply") {
-      this.mergePly(msg.node, msg);
-      this.markMove(msg.node);
-      for (const child of this.nodes[msg.node].children) this.markMove(child);
-      if (msg.node === this.current || this.nodes[this.current].parent === msg.node) this.renderPly();
+    if (msg.kind === "ply" || msg.kind === "plies") {
+      for (const item of msg.kind === "ply" ? [msg] : msg.items) {
+        this.mergePly(item.node, item);
+        this.markMove(item.node);
+        for (const child of this.nodes[item.node].children) this.markMove(child);
+        if (item.node === this.current || this.nodes[this.current].parent === item.node) this.renderPly();
+      }
       this.scheduleGraph();
     } else if (msg.kind === "progress") {
       this.progress.set(msg.node, msg);

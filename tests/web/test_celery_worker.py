@@ -7,6 +7,7 @@ DATABASE_URL) runs when those services answer, and must run under CI=true.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -59,7 +60,7 @@ def celery_on(redis_urls, settings):
     from workers.celery_app import app as site_app
 
     settings.CHANNEL_LAYERS = {"default": {
-        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",  # what the site uses
         "CONFIG": {"hosts": [{"address": redis_urls.channels, "socket_timeout": 30}]},
     }}
     channel_layers.backends = {}
@@ -98,8 +99,10 @@ def test_worker_runs_a_job_and_publishes_to_the_group(celery_on, tiny_network):
             import asyncio
 
             message = await asyncio.wait_for(layer.receive(channel), timeout=deadline - time.monotonic())
-            received.append(message)
-            if message["type"] == "job.status" and message["status"] in ("done", "failed"):
+            body = json.loads(message["text"])
+            assert message["type"] == f"job.{body['kind']}"
+            received.append(body)
+            if body["kind"] == "status" and body["status"] in ("done", "failed"):
                 break
         return received
 
@@ -107,8 +110,9 @@ def test_worker_runs_a_job_and_publishes_to_the_group(celery_on, tiny_network):
     job.refresh_from_db()
     assert job.status == "done", job.error
     assert job.task_id == str(job.id)
-    plies = [m for m in messages if m["type"] == "job.ply"]
-    assert len(plies) == 18 and {m["node"] for m in plies} == set(range(9))
+    plies = [m for m in messages if m["kind"] == "ply"]
+    evals = [item["node"] for m in messages if m["kind"] == "plies" for item in m["items"]]
+    assert len(plies) == 9 and {m["node"] for m in plies} == set(range(9)) and evals == list(range(9))
     assert messages[-1]["status"] == "done" and messages[-1]["searched"] == 9
 
 

@@ -12,7 +12,7 @@ from tests.web.conftest import SHORT_GAME
 from webapp.analyses.gameinput import parse_pgn
 from webapp.analyses.jobs import create_job
 from webapp.analyses.models import job_group_name
-from webapp.analyses.publish import GroupPublisher
+from webapp.analyses.publish import GroupPublisher, encode
 from webapp.analyses.routing import websocket_urlpatterns
 from workers.pipeline import JobRun
 
@@ -50,15 +50,17 @@ def test_consumer_receives_per_ply_messages_and_late_joiner_catches_up(material_
             if message["kind"] == "status" and message["status"] == "done":
                 break
         plies = [m for m in received if m["kind"] == "ply"]
-        assert len(plies) == 18 and {m["node"] for m in plies} == set(range(9))
-        assert all("sent_at_ms" in m for m in plies)
+        evals = [item for m in received if m["kind"] == "plies" for item in m["items"]]
+        assert len(plies) == 9 and {m["node"] for m in plies} == set(range(9))
+        assert [e["node"] for e in evals] == list(range(9)) and all("eval" in e for e in evals)
+        assert all("sent_at_ms" in m for m in received)
         second_got = []
         while True:
             message = await second.receive_json_from(timeout=2)
             second_got.append(message)
             if message["kind"] == "status" and message["status"] == "done":
                 break
-        assert len([m for m in second_got if m["kind"] == "ply"]) == 18
+        assert second_got == received
 
         # A viewer connecting after the work is done gets everything from the database.
         late = communicator(job.id)
@@ -90,8 +92,9 @@ def test_group_messages_reach_only_that_jobs_viewers(material_network):
             assert (await c.connect())[0]
             await c.receive_json_from()
         layer = get_channel_layer()
-        await layer.group_send(job_group_name(one.id), {"type": "job.progress", "node": 3, "nodes": 120, "nps": 900})
+        await layer.group_send(job_group_name(one.id), encode("progress", {"node": 3, "nodes": 120, "nps": 900}))
         message = await a.receive_json_from()
+        assert message.pop("sent_at_ms") > 0
         assert message == {"kind": "progress", "node": 3, "nodes": 120, "nps": 900}
         assert await b.receive_nothing(timeout=0.2)
         await a.send_json_to({"kind": "ping", "t": 5})

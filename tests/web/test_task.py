@@ -53,10 +53,11 @@ def test_task_on_a_small_game_with_a_network(tiny_network):
     assert finished.evaluated == finished.searched == finished.total_positions == 9
     kinds = [k for k, _ in messages]
     assert kinds[0] == "status" and kinds[-1] == "status" and messages[-1][1]["status"] == "done"
-    plies = [p for k, p in messages if k == "ply"]
-    evals = [p for p in plies if "eval" in p]
-    searches = [p for p in plies if "search" in p]
-    assert sorted(p["node"] for p in evals) == list(range(9))
+    evals = [item for k, p in messages if k == "plies" for item in p["items"]]
+    searches = [p for k, p in messages if k == "ply"]
+    assert [p["node"] for p in evals] == list(range(9))
+    # Evaluations go out one message per batch (the first batch is small), searches one per ply.
+    assert [len(p["items"]) for k, p in messages if k == "plies"] == [4, 5]
     assert [p["node"] for p in searches] == list(range(9))  # main line first, then the variation
     first = evals[0]["eval"]
     assert abs(sum(p for _, p, _ in first["policy"]) - 1) < 1e-2 and len(first["wdl"]) == 3
@@ -74,7 +75,16 @@ def test_task_on_a_small_game_with_a_network(tiny_network):
     counting = Counting(ModelCache().get(tiny_network))
     finished, messages = run(again, counting)
     assert finished.status == "done" and counting.positions == 0
-    assert len([1 for k, p in messages if k == "ply"]) == 18
+    assert len([1 for k, p in messages if k == "ply"]) == 9
+    assert sum(len(p["items"]) for k, p in messages if k == "plies") == 9
+
+
+def test_policy_search_reuses_the_evaluations(tiny_network):
+    job = create_job(parse_pgn(SHORT_GAME), tiny_network, "policy", 1, dispatch=False)
+    counting = Counting(ModelCache().get(tiny_network))
+    finished, _ = run(job, counting)
+    assert finished.status == "done" and finished.searched == 9
+    assert counting.calls == 2 and counting.positions == 9  # the two evaluation batches, nothing more
 
 
 def test_transpositions_are_computed_once(material_network):
@@ -132,7 +142,7 @@ def test_the_celery_task_function_runs_the_job(material_network, monkeypatch):
     monkeypatch.setattr(tasks, "GroupPublisher", lambda job_id: lambda kind, payload: sent.append(kind))
     job = create_job(parse_pgn(SHORT_GAME), material_network, "value", 1, dispatch=False)
     assert tasks.run_analysis.run(str(job.id)) == "done"
-    assert sent.count("ply") == 18
+    assert sent.count("ply") == 9 and sent.count("plies") == 2
     assert tasks.run_analysis.run("00000000-0000-0000-0000-000000000000") == "missing"
 
 

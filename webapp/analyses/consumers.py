@@ -58,16 +58,9 @@ class JobConsumer(AsyncJsonWebsocketConsumer):
         if isinstance(content, dict) and content.get("kind") == "ping":
             await self.send_json({"kind": "pong", "t": content.get("t")})
 
-    # Channel-layer message handlers: {"type": "job.<x>", ...} -> kind "<x>".
+    # Channel-layer messages {"type": "job.<kind>", "text": <JSON>} (see publish.encode):
+    # the text goes out as it is, so a message is serialised once, not once per viewer.
     async def job_ply(self, event):
-        await self.send_json(_without_type(event, "ply"))
+        await self.send(text_data=event["text"])
 
-    async def job_progress(self, event):
-        await self.send_json(_without_type(event, "progress"))
-
-    async def job_status(self, event):
-        await self.send_json(_without_type(event, "status"))
-
-
-def _without_type(event: dict, kind: str) -> dict:
-    return {"kind": kind, **{k: v for k, v in event.items() if k != "type"}}
+    job_plies = job_progress = job_status = job_ply

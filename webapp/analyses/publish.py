@@ -7,6 +7,7 @@ there on (re)connect.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 
@@ -19,8 +20,14 @@ from webapp.analyses.results import job_status_json
 log = logging.getLogger(__name__)
 
 
+def encode(kind: str, payload: dict) -> dict:
+    """The channel-layer message: the websocket text is serialised once here, not once per viewer."""
+    body = {"kind": kind, "sent_at_ms": round(time.time() * 1000.0, 1), **payload}
+    return {"type": f"job.{kind}", "text": json.dumps(body, separators=(",", ":"))}
+
+
 class GroupPublisher:
-    """Sends ``{"type": "job.<kind>", ...}`` to one job's group; never raises."""
+    """Sends ``{"type": "job.<kind>", "text": <JSON>}`` to one job's group; never raises."""
 
     def __init__(self, job_id):
         self.group = job_group_name(job_id)
@@ -31,7 +38,7 @@ class GroupPublisher:
         if self._send is None:
             return
         try:
-            self._send(self.group, {"type": f"job.{kind}", "sent_at_ms": time.time() * 1000.0, **payload})
+            self._send(self.group, encode(kind, payload))
         except Exception:  # a lost message is caught up from the database on reconnect
             log.exception("publishing %s to %s failed", kind, self.group)
 
