@@ -23,9 +23,9 @@ from webapp.analyses.routing import websocket_urlpatterns  # noqa: E402
 
 http_app = django_asgi_app
 if settings.DEBUG or os.environ.get("SIGHTLINE_SERVE_STATIC") == "1":
-    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+    from webapp.static_serving import CachingStaticFilesHandler
 
-    http_app = ASGIStaticFilesHandler(django_asgi_app)
+    http_app = CachingStaticFilesHandler(django_asgi_app)
 
 application = ProtocolTypeRouter({
     "http": http_app,

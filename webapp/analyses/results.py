@@ -16,6 +16,9 @@ from webapp.analyses.models import EVAL_SETTINGS_KEY, AnalysisJob, PositionResul
 
 POLICY_DIGITS = 4
 ROOT_MOVES_KEPT = 12
+# SAN is spelled out for the likeliest moves only (the page shows 8 and the played move,
+# which it names from the move list); writing SAN for every legal move cost 1.5 ms a position.
+POLICY_SAN = 16
 
 
 def digest_key(key: Hashable) -> str:
@@ -25,13 +28,14 @@ def digest_key(key: Hashable) -> str:
 
 
 def evaluation_json(ev: Evaluation, board: chess.Board) -> dict:
-    """Policy entries are [uci, probability, san], most likely first."""
+    """Policy entries are [uci, probability, san], most likely first (san is null past ``POLICY_SAN``)."""
     policy = sorted(ev.policy.items(), key=lambda kv: kv[1], reverse=True)
     extras = {k: round(float(v), 5) for k, v in ev.extras.items() if isinstance(v, (int, float))}
     return {
         "score": round(float(ev.score), 5),
         "wdl": [round(float(x), 5) for x in ev.wdl] if ev.wdl is not None else None,
-        "policy": [[m.uci(), round(float(p), POLICY_DIGITS), board.san(m)] for m, p in policy],
+        "policy": [[m.uci(), round(float(p), POLICY_DIGITS), board.san(m) if i < POLICY_SAN else None]
+                   for i, (m, p) in enumerate(policy)],
         "extras": extras,
     }
 

@@ -1,0 +1,21 @@
+"""Static files for ``manage.py serve``: Django's finder-based handler plus a cache lifetime.
+
+Without one, every game page fetched plotly.min.js (4.8 MB) again while its
+analysis was starting. Production serves collectstatic output from a web server.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+
+# Short enough that an upgraded site is picked up soon; DEBUG always revalidates.
+MAX_AGE = 600
+
+
+class CachingStaticFilesHandler(ASGIStaticFilesHandler):
+    def serve(self, request):
+        response = super().serve(request)
+        if response.status_code == 200:
+            response["Cache-Control"] = "no-cache" if settings.DEBUG else f"public, max-age={MAX_AGE}"
+        return response
