@@ -33,7 +33,9 @@ def register_shipped(weights_dir: Path | None = None, var_dir: Path | None = Non
     for path in sorted(weights_dir.glob("*.safetensors")):
         shipped.append(register_checkpoint(path, path.stem, card=_card_for(path)))
     trained = [n for n in shipped if n.trained]
-    if not trained:
+    if trained:  # the stand-in, registered by an earlier start, is no longer offered
+        Network.objects.filter(name=STAND_IN_NAME).update(active=False, is_default=False)
+    else:
         shipped.append(_stand_in(var_dir))
     candidates = trained or shipped
     default = min(candidates, key=lambda n: PREFERRED.index(n.preset) if n.preset in PREFERRED else len(PREFERRED))

@@ -1,0 +1,43 @@
+"""Registering shipped weights: trained ones become the default, an untrained stand-in otherwise."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from analysis.checkpoint import save_checkpoint
+from analysis.models.chessformer import PRESETS, Chessformer
+from webapp.networks.models import Network
+from webapp.networks.shipped import STAND_IN_NAME, register_shipped
+
+pytestmark = pytest.mark.django_db
+
+
+def test_untrained_only_registers_a_labelled_stand_in(tmp_path, tiny_checkpoint):
+    weights = tmp_path / "weights"
+    weights.mkdir()
+    shutil.copy(tiny_checkpoint, weights / "cf-tiny.safetensors")
+    register_shipped(weights, tmp_path / "var")
+    stand_in = Network.objects.get(name=STAND_IN_NAME)
+    assert stand_in.is_untrained and stand_in.is_default and stand_in.preset == "cf-small"
+    assert "UNTRAINED" in stand_in.card and "[untrained]" in stand_in.display_label
+    assert Network.objects.get(name="cf-tiny").is_untrained
+    assert Network.objects.filter(name="material").exists()
+
+
+def test_a_trained_checkpoint_becomes_the_default_with_its_card(tmp_path, tiny_checkpoint):
+    weights = tmp_path / "weights"
+    weights.mkdir()
+    shutil.copy(tiny_checkpoint, weights / "cf-tiny.safetensors")
+    register_shipped(weights, tmp_path / "var")  # first start: no trained network yet
+    torch.manual_seed(1)
+    save_checkpoint(weights / "cf-small.safetensors", Chessformer(PRESETS["cf-tiny"]), trained=True,
+                    provenance={"source": "test"})
+    (weights / "cf-small.md").write_text("# cf-small\n\nTrained on test data.")
+    register_shipped(weights, tmp_path / "var")  # a later start, after training
+    default = Network.objects.get(is_default=True)
+    assert default.name == "cf-small" and default.trained and not default.is_untrained
+    assert default.card.startswith("# cf-small")
+    assert not Network.objects.get(name=STAND_IN_NAME).active
+    assert list(Network.objects.filter(active=True).values_list("name", flat=True))[0] == "cf-small"
