@@ -67,6 +67,7 @@ class GamePage {
         for (const child of this.nodes[item.node].children) this.markMove(child);
         if (item.node === this.current || this.nodes[this.current].parent === item.node) this.renderPly();
       }
+      this.renderStatus();
       this.scheduleGraph();
     } else if (msg.kind === "progress") {
       this.progress.set(msg.node, msg);
@@ -306,9 +307,14 @@ class GamePage {
     pill.textContent = st.status;
     pill.className = `pill status-${st.status}`;
     const total = st.total || this.nodes.length;
-    const frac = total ? (st.evaluated + st.searched) / (2 * total) : 0;
+    // Counts from the results merged so far (pushed plies arrive between status messages).
+    let evaluated = 0, searched = 0;
+    for (const r of this.results.values()) { if (r.eval) evaluated += 1; if (r.search) searched += 1; }
+    evaluated = Math.max(evaluated, st.evaluated || 0);
+    searched = Math.max(searched, st.searched || 0);
+    const frac = total ? (evaluated + searched) / (2 * total) : 0;
     document.getElementById("progress-bar").style.width = `${(100 * Math.min(1, frac)).toFixed(1)}%`;
-    let text = `eval ${st.evaluated}/${total} · search ${st.searched}/${total}`;
+    let text = `eval ${evaluated}/${total} · search ${searched}/${total}`;
     const live = [...this.progress.values()].pop();
     if (live && st.status === "running") text += ` · ${fmtNum(live.nps)} nodes/s`;
     document.getElementById("progress-text").textContent = text;

@@ -102,3 +102,12 @@ def test_admin_pages_render(admin_client, tiny_network):
     assert admin_client.get("/admin/networks/network/").status_code == 200
     assert admin_client.get(f"/admin/networks/network/{tiny_network.pk}/change/").status_code == 200
     assert admin_client.get("/admin/networks/network/add/").status_code == 200
+
+
+def test_job_titles(material_network):
+    from webapp.analyses.gameinput import parse_pgn
+    from webapp.analyses.jobs import create_job
+
+    assert create_job(parse_pgn("1. e4 e5 *"), material_network, "value", 1, dispatch=False).title == "Game, 2 plies"
+    named = create_job(parse_pgn('[White "Anna"]\n\n1. e4 *'), material_network, "value", 1, dispatch=False)
+    assert named.title == "Anna - ?"

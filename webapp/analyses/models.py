@@ -49,9 +49,12 @@ class AnalysisJob(models.Model):
 
     @property
     def title(self) -> str:
-        white, black = self.headers.get("White"), self.headers.get("Black")
-        if white or black:
+        white, black = (self.headers.get(side, "?").strip() for side in ("White", "Black"))
+        if white not in ("", "?") or black not in ("", "?"):
             return f"{white or '?'} - {black or '?'}"
+        if len(self.nodes) > 1:
+            plies = sum(1 for node in self.nodes if node.get("main")) - 1
+            return f"Game, {plies} {'ply' if plies == 1 else 'plies'}"
         return f"Position {self.start_fen}"
 
     @property
