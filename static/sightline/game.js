@@ -332,8 +332,22 @@ class GamePage {
     requestAnimationFrame(() => { this._graphPending = false; this.drawGraph(); });
   }
 
+  // The graph library is fetched after the first ply is shown (or after a moment when none comes).
+  loadPlotly() {
+    if (this._plotlyRequested) return;
+    this._plotlyRequested = true;
+    const script = document.createElement("script");
+    script.src = JSON.parse(document.getElementById("plotly-src").textContent);
+    script.onload = () => this.scheduleGraph();
+    document.head.appendChild(script);
+  }
+
   drawGraph() {
-    if (!window.Plotly) { setTimeout(() => this.scheduleGraph(), 100); return; }
+    if (!window.Plotly) {
+      if (this.firstPlyAt !== undefined) setTimeout(() => this.loadPlotly(), 0);
+      else if (!this._plotlyTimer) this._plotlyTimer = setTimeout(() => this.loadPlotly(), 1500);
+      return;
+    }
     const ids = this.mainline, x = ids.map((id) => this.nodes[id].ply);
     const text = ids.map((id) => { const n = this.nodes[id]; return n.parent === null ? "start" : this.moveLabel(n, true) + n.san; });
     const traces = [];
