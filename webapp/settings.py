@@ -84,7 +84,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 20, "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     })
-    DATABASES["default"]["TEST"] = {"NAME": os.environ.get("SIGHTLINE_TEST_SQLITE") or None}
+if os.environ.get("SIGHTLINE_TEST_DB_NAME"):
+    # A second test run beside another one on the same server needs its own test database.
+    DATABASES["default"]["TEST"] = {"NAME": os.environ["SIGHTLINE_TEST_DB_NAME"]}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
