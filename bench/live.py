@@ -55,8 +55,6 @@ def free_port() -> int:
 
 
 def games_from(path: Path, min_plies: int, count: int) -> list[str]:
-    import io
-
     import chess.pgn
 
     out = []

@@ -24,7 +24,7 @@ from tests.conftest import ROOT, _missing
 from tests.web.conftest import SHORT_GAME
 from webapp.analyses.gameinput import parse_pgn
 from webapp.analyses.jobs import dispatch_job
-from webapp.analyses.models import AnalysisJob, job_group_name
+from webapp.analyses.models import job_group_name
 from webapp.embedded_redis import EmbeddedRedis
 from webapp.redis_urls import RedisUrls
 

@@ -1,7 +1,6 @@
 """Registering shipped weights: trained ones become the default, an untrained stand-in otherwise."""
 
 import shutil
-from pathlib import Path
 
 import pytest
 import torch
