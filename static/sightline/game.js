@@ -76,7 +76,20 @@ class GamePage {
     } else if (msg.kind === "status") {
       this.status = msg;
       this.renderStatus();
+      // Channel layers deliver at most once: when the job ends, fill any gap from the database.
+      if (["done", "failed", "cancelled"].includes(msg.status)) this.reconcile();
     }
+  }
+
+  async reconcile() {
+    const finished = this.status.status === "done";
+    const complete = this.nodes.every((n) => {
+      const r = this.results.get(n.id);
+      return r?.eval && (r.search || !finished);
+    });
+    if (complete) return;
+    const res = await fetch(this.page.urls.state, { headers: { Accept: "application/json" } });
+    if (res.ok) { this.mergeSnapshot(await res.json()); this.refreshAll(); }
   }
 
   refreshAll() { this.renderMoves(); this.renderPly(); this.renderStatus(); this.scheduleGraph(); }
