@@ -14,6 +14,7 @@ probability-limited search (``probability.py``) differs only in how a node's
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from dataclasses import dataclass, replace
 from typing import Hashable, Iterator
 
@@ -106,16 +107,18 @@ class AlphaBetaCore(Search):
         self._batches = 0
 
     # -- the boundary (subclasses) -----------------------------------------
+    @abstractmethod
     def _iterations(self, budget: Budget) -> Iterator[tuple[int, float]]:
         """(iteration number, the root's remaining budget) for iterative deepening."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _is_horizon(self, r: float) -> bool:
-        raise NotImplementedError
+        """Whether a node with remaining budget ``r`` (depth or log-probability) is a leaf."""
 
+    @abstractmethod
     def _child_budgets(self, board: chess.Board, moves: list[chess.Move], r: float,
                        policy: dict[chess.Move, float]) -> list[float]:
-        raise NotImplementedError
+        """The remaining budget of each child of a node with budget ``r``."""
 
     def _iteration_extras(self, iteration: int, r: float) -> dict:
         return {}
