@@ -6,6 +6,8 @@ view maps errors to 4xx statuses (``status_code``) and saves nothing.
 
 from __future__ import annotations
 
+import codecs
+
 from django import forms
 
 from webapp.analyses.gameinput import MAX_INPUT_BYTES, GameInputError, GameTree, MultipleGames, parse_fen, parse_pgn
@@ -63,6 +65,11 @@ class AnalyseForm(forms.Form):
             self.status_code = 413
             raise forms.ValidationError(f"The file is {upload.size:,} bytes; the limit is 1 MB.")
         raw = upload.read()
+        if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # saved as "Unicode" on Windows
+            try:
+                return raw.decode("utf-16")
+            except UnicodeDecodeError:
+                raise forms.ValidationError("The file starts like UTF-16 text but is not valid UTF-16.") from None
         try:
             return raw.decode("utf-8-sig")
         except UnicodeDecodeError:

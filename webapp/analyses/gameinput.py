@@ -16,9 +16,30 @@ import chess.pgn
 
 MAX_INPUT_BYTES = 1_000_000
 MAX_PLIES = 1_000
+# Tags are shown on pages and sent with every snapshot: real PGN writers stay far below these.
+MAX_TAGS = 100
+MAX_TAG_CHARS = 1_000
 # Standard chess spelled the ways PGN writers spell it.
 STANDARD_VARIANTS = {"", "standard", "chess", "normal", "from position", "fromposition"}
 _TAG_RE = re.compile(r'^\s*\[\s*[A-Za-z0-9_]+\s+"', re.MULTILINE)
+# Everything python-chess's movetext reader understands, plus what it may skip harmlessly
+# (check signs, move numbers, symbolic evaluations). python-chess silently drops any other
+# character, so "nf3" would be read as the pawn move f3 and "♘f3" likewise: the scan below
+# turns such text into an error that names it instead.
+_MOVETEXT_TOKEN = re.compile(r"""
+      \s+
+    | \{[^}]*\}?                                # comment; may span lines, unterminated runs to the end
+    | ;[^\n]*                                   # rest-of-line comment
+    | ^%[^\n]*                                  # escape line
+    | (?:1-0|0-1|1/2-1/2|\*)(?![\w-])           # result
+    | (?:[NBKRQ]?[a-h]?[1-8]?[-x]?[a-h][1-8](?:=?[nbrqkNBRQK])?|[PNBRQK]?@[a-h][1-8]|O-O(?:-O)?|0-0(?:-0)?|--|Z0|0000|@@@@)
+      (?:\+\+|[+#])?                            # a move, with its check or mate sign
+    | \d+(?:\s*\.+|\s*…)?                        # move number
+    | \$\d+                                     # NAG
+    | [()]
+    | [?!]{1,2}                                 # move assessment
+    | \+/-|-/\+|\+/=|=/\+|\+-|-\+|\+=|=\+|[=∞±∓⩲⩱‼⁇⁉⁈□]  # symbolic evaluations some writers use
+""", re.VERBOSE | re.MULTILINE)
 
 
 class GameInputError(ValueError):
@@ -104,23 +125,31 @@ def board_for(nodes: list[dict], node_id: int) -> chess.Board:
 
 
 class _IllegalMove(GameInputError):
-    pass
+    def __init__(self, message: str, san: str):
+        super().__init__(message)
+        self.san = san
 
 
 class _StrictBuilder(chess.pgn.GameBuilder):
     """Stops at the first bad move and says which ply and move it was."""
 
     def parse_san(self, board: chess.Board, san: str) -> chess.Move:
+        number = board.fullmove_number
+        dots = "." if board.turn == chess.WHITE else "..."
         try:
-            return super().parse_san(board, san)
+            move = super().parse_san(board, san)
         except ValueError as exc:
-            number = board.fullmove_number
-            dots = "." if board.turn == chess.WHITE else "..."
             kind = "ambiguous" if isinstance(exc, chess.AmbiguousMoveError) else "illegal"
             raise _IllegalMove(
                 f"Ply {board.ply() + 1} ({number}{dots} {san}): {kind} move in this position "
-                f"({board.fen()})."
+                f"({board.fen()}).", san,
             ) from exc
+        if not move:
+            # A null move passes the turn; the networks never saw such positions (and after
+            # one played in check the side to move could take the king).
+            raise _IllegalMove(f"Ply {board.ply() + 1} ({number}{dots} {san}): a null move; only real moves "
+                               f"can be analysed.", san)
+        return move
 
     def handle_error(self, error: Exception) -> None:
         if isinstance(error, GameInputError):
@@ -170,6 +199,8 @@ def parse_pgn(text: str, game_index: int | None = None) -> GameTree:
         raise GameInputError(f"The PGN is larger than {MAX_INPUT_BYTES // 1_000_000} MB.")
     if not text.strip():
         raise GameInputError("The PGN is empty: paste a game, upload a .pgn file or enter a FEN.")
+    if "\x00" in text:
+        raise GameInputError("This is not PGN: the text contains NUL bytes (a binary file?).")
     if looks_like_fen(text):
         return parse_fen(text)
     games = list_games(text) if _TAG_RE.search(text) else []
@@ -180,16 +211,58 @@ def parse_pgn(text: str, game_index: int | None = None) -> GameTree:
     handle = io.StringIO(text)
     for _ in range(game_index or 0):
         chess.pgn.skip_game(handle)
+    start = handle.tell()
     try:
         game = chess.pgn.read_game(handle, Visitor=_StrictBuilder)
     except _IllegalMove as exc:
         if not _TAG_RE.search(text) and _first_move_failed(str(exc)):
             first = text.split()[0][:40]
             raise GameInputError(f"This is not PGN: no tag pairs and no legal first move (found {first!r}).") from exc
+        # Unreadable text before the failing move explains the failure better than the move does.
+        failed_at = text.rfind(exc.san, start, handle.tell())
+        _check_movetext(text, start, failed_at if failed_at >= 0 else handle.tell())
         raise
     if game is None:
         raise GameInputError("This is not PGN: no game found in the text.")
+    end = handle.tell()
+    if not game.variations and not _TAG_RE.search(text):
+        raise GameInputError("This is not PGN: no tag pairs and no moves found.")
+    _check_movetext(text, start, end)
+    rest = text[end:]
+    if len(games) <= 1 and rest.strip():
+        line = _line_of(text, end + len(rest) - len(rest.lstrip()))
+        raise GameInputError(
+            f"The text from line {line} on was not read ({' '.join(rest.split())[:40]!r}): in PGN a blank "
+            f"line ends the game, so remove blank lines between moves.")
     return _tree_from_game(game, text)
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def _check_movetext(text: str, start: int, end: int) -> None:
+    """Reject characters python-chess would skip silently in the game's text[start:end]."""
+    pos = start
+    # Tag pairs, blank lines and escape/comment lines come before the moves.
+    while pos < end:
+        newline = text.find("\n", pos, end)
+        line_end = end if newline < 0 else newline + 1
+        line = text[pos:line_end].strip()
+        if line and not line.startswith(("[", "%", ";")):
+            break
+        pos = line_end
+    while pos < end:
+        match = _MOVETEXT_TOKEN.match(text, pos, end)
+        if match is None or match.end() == pos:
+            token = text[pos:end].split(None, 1)[0][:40]
+            line = _line_of(text, pos)
+            if token.startswith("["):
+                raise GameInputError(f"Line {line}: a tag pair inside the moves ({token!r}...); "
+                                     f"separate games with a blank line.")
+            raise GameInputError(f"Line {line}: {token!r} is not a move, move number, comment or result; "
+                                 f"write moves in SAN (e4, Nf3, exd5, O-O, e8=Q).")
+        pos = match.end()
 
 
 def _first_move_failed(message: str) -> bool:
@@ -198,14 +271,18 @@ def _first_move_failed(message: str) -> bool:
 
 def _tree_from_game(game: chess.pgn.Game, text: str) -> GameTree:
     headers = dict(game.headers)
+    if len(headers) > MAX_TAGS:
+        raise GameInputError(f"The game has {len(headers)} tag pairs; the limit is {MAX_TAGS}.")
+    for name, value in headers.items():
+        if len(value) > MAX_TAG_CHARS:
+            raise GameInputError(f"The tag {name[:40]!r} is {len(value):,} characters long; "
+                                 f"the limit is {MAX_TAG_CHARS:,}.")
     variant = headers.get("Variant", "").strip().lower()
     if variant not in STANDARD_VARIANTS:
         raise GameInputError(f"Only standard chess can be analysed; this game is {headers['Variant']!r}.")
     board = game.board()
     if board.status() != chess.STATUS_VALID:
         raise GameInputError(f"The PGN's starting position is not a legal chess position ({board.fen()}).")
-    if not game.variations and not _TAG_RE.search(text):
-        raise GameInputError("This is not PGN: no tag pairs and no moves found.")
     total = sum(1 for _ in _walk(game)) - 1
     if total > MAX_PLIES:
         raise GameInputError(f"The game has {total} plies (variations included); the limit is {MAX_PLIES}.")
