@@ -15,4 +15,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
 ]
 
+handler400 = "webapp.analyses.views.bad_request"
 handler404 = "webapp.analyses.views.not_found"

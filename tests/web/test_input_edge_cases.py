@@ -129,3 +129,52 @@ def test_posts_need_the_csrf_token(material_network, monkeypatch):
     job = AnalysisJob.objects.get()
     assert client.post(f"/jobs/{job.id}/cancel/").status_code == 403
     assert client.post(f"/jobs/{job.id}/cancel/", HTTP_X_CSRFTOKEN=token).status_code == 302
+
+
+@pytest.mark.django_db
+def test_a_body_over_the_upload_limit_gets_the_form_and_a_413(material_network, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 10_000
+    client = Client(enforce_csrf_checks=True)  # the CSRF middleware reads the body before the view
+    client.get("/")
+    response = client.post("/", {"network": "material", "search": "value", "pgn": "1. e4 " * 5_000,
+                                 "csrfmiddlewaretoken": client.cookies["csrftoken"].value})
+    assert response.status_code == 413
+    assert "larger than the 1 MB limit" in response.content.decode() and 'id="analyse-panel"' in response.content.decode()
+    assert AnalysisJob.objects.count() == 0
+
+
+def test_static_paths_outside_the_static_folders_are_404():
+    from asgiref.sync import async_to_sync
+    from channels.testing import HttpCommunicator
+    from django.core.asgi import get_asgi_application
+
+    from webapp.static_serving import CachingStaticFilesHandler
+
+    app = CachingStaticFilesHandler(get_asgi_application())
+
+    async def status(path):
+        communicator = HttpCommunicator(app, "GET", path)
+        await communicator.send_input({"type": "http.request", "body": b""})
+        start = await communicator.receive_output(timeout=10)
+        await communicator.wait(timeout=10)
+        return start["status"]
+
+    assert async_to_sync(status)("/static/../webapp/settings.py") == 404
+    assert async_to_sync(status)("/static/sightline/../../../../etc/passwd") == 404
+    assert async_to_sync(status)("/static/sightline/game.js") == 200
+
+
+@pytest.mark.parametrize("path", ["/ws/nothing/", "/ws/jobs/", "/"])
+def test_websocket_paths_without_a_route_are_refused(path):
+    from asgiref.sync import async_to_sync
+    from channels.routing import URLRouter
+    from channels.testing import WebsocketCommunicator
+
+    from webapp.analyses.routing import websocket_urlpatterns
+
+    async def scenario():
+        communicator = WebsocketCommunicator(URLRouter(websocket_urlpatterns), path)
+        connected, _ = await communicator.connect()
+        assert not connected
+
+    async_to_sync(scenario)()

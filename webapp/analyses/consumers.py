@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocketConsumer
 
 from webapp.analyses.models import AnalysisJob, job_group_name
 from webapp.analyses.results import job_snapshot
@@ -64,3 +64,10 @@ class JobConsumer(AsyncJsonWebsocketConsumer):
         await self.send(text_data=event["text"])
 
     job_plies = job_progress = job_status = job_ply
+
+
+class NoRouteConsumer(AsyncWebsocketConsumer):
+    """Any other websocket path: refuse the handshake (URLRouter alone raises, and daphne answers 500)."""
+
+    async def connect(self):
+        await self.close()

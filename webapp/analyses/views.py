@@ -5,7 +5,8 @@ from __future__ import annotations
 import uuid
 
 import chess.svg
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import NON_FIELD_ERRORS, RequestDataTooBig
+from django.forms.utils import ErrorDict
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -40,9 +41,7 @@ def home(request: HttpRequest) -> HttpResponse:
     try:
         data, files = request.POST, request.FILES
     except RequestDataTooBig:
-        form = AnalyseForm()
-        form.add_error(None, "The request is larger than the 1 MB limit for a PGN.")
-        return render(request, "analyses/home.html", _home_context(form), status=413)
+        return _too_big(request)
     form = AnalyseForm(data, files)
     if not form.is_valid():
         return render(request, "analyses/home.html", _home_context(form), status=form.status_code)
@@ -146,6 +145,23 @@ def attention(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse:
     response = JsonResponse(layer_payload(bytes(entry.data), entry.layers, entry.heads, layer))
     response["Cache-Control"] = "public, max-age=86400"
     return response
+
+
+def _too_big(request: HttpRequest) -> HttpResponse:
+    form = AnalyseForm()  # unbound (the body cannot be read), so add_error() is not available
+    form._errors = ErrorDict({NON_FIELD_ERRORS: form.error_class(
+        ["The request is larger than the 1 MB limit for a PGN."], error_class="nonfield")})
+    return render(request, "analyses/home.html", _home_context(form), status=413)
+
+
+def bad_request(request: HttpRequest, exception=None) -> HttpResponse:
+    """400 handler. An oversized body is usually first read by the CSRF middleware, so it ends
+    here rather than in ``home``: answer it with the form and the size limit."""
+    if isinstance(exception, RequestDataTooBig):
+        return _too_big(request)
+    if request.path.startswith("/api/"):
+        return JsonResponse({"error": "Bad request."}, status=400)
+    return HttpResponse("Bad request.", status=400, content_type="text/plain")
 
 
 def not_found(request: HttpRequest, exception=None) -> HttpResponse:
