@@ -28,7 +28,33 @@ def _env_bool(name: str, default: bool) -> bool:
 
 DEBUG = _env_bool("SIGHTLINE_DEBUG", False)
 # A fixed development key is fine for the embedded set-up; production sets its own.
-SECRET_KEY = os.environ.get("SIGHTLINE_SECRET_KEY", "sightline-local-development-key-not-for-production")
+
+
+def _secret_key() -> str:
+    """SIGHTLINE_SECRET_KEY, else a random key made once and kept in var/secret_key (0600).
+
+    Never a key from the repository: a deployment that forgets the variable still signs
+    with a key nobody else knows."""
+    if os.environ.get("SIGHTLINE_SECRET_KEY"):
+        return os.environ["SIGHTLINE_SECRET_KEY"]
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        import secrets
+        import tempfile
+
+        fd, draft = tempfile.mkstemp(dir=VAR_DIR)  # mode 0600
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_urlsafe(50))
+        try:
+            os.link(draft, path)  # atomic: of two processes starting at once, one key wins
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(draft)
+    return path.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
 ALLOWED_HOSTS = [h for h in os.environ.get("SIGHTLINE_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h]
 CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("SIGHTLINE_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 

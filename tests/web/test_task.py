@@ -215,7 +215,56 @@ def test_attention_endpoint_computes_on_demand(client, tiny_network, monkeypatch
     assert AttentionMap.objects.get().status == "ready"
 
 
+def test_attention_bad_layer_is_refused_before_any_work(client, tiny_network, monkeypatch):
+    from workers import tasks
+
+    job = create_job(parse_pgn(SHORT_GAME), tiny_network, "policy", 1, dispatch=False)
+    run(job, ModelCache().get(tiny_network))
+    queued = []
+    monkeypatch.setattr(tasks.compute_attention, "apply_async", lambda args, queue: queued.append((args, queue)))
+    response = client.get(f"/api/jobs/{job.id}/nodes/2/attention/?layer=5")
+    assert response.status_code == 400 and "between 0 and 1" in response.json()["error"]
+    assert queued == [] and not AttentionMap.objects.exists()
+
+
+def test_failed_attention_reports_and_retries(client, tiny_network, monkeypatch):
+    from workers import tasks
+
+    job = create_job(parse_pgn(SHORT_GAME), tiny_network, "policy", 1, dispatch=False)
+    run(job, ModelCache().get(tiny_network))
+    queued = []
+    monkeypatch.setattr(tasks.compute_attention, "apply_async", lambda args, queue: queued.append((args, queue)))
+    url = f"/api/jobs/{job.id}/nodes/2/attention/"
+    assert client.get(url).status_code == 202
+    AttentionMap.objects.update(status=AttentionMap.Status.FAILED, error="out of memory")
+    failed = client.get(url)
+    assert failed.status_code == 503 and "out of memory" in failed.json()["error"]
+    assert len(queued) == 1  # no retry unless asked
+    retried = client.get(url + "?retry=1")
+    assert retried.status_code == 202 and len(queued) == 2
+    assert AttentionMap.objects.get().status == AttentionMap.Status.PENDING
+
+
 def test_attention_needs_a_network_with_attention(client, material_network):
     job = create_job(parse_pgn(SHORT_GAME), material_network, "value", 1, dispatch=False)
     response = client.get(f"/api/jobs/{job.id}/nodes/0/attention/")
     assert response.status_code == 404 and "has no attention maps" in response.json()["error"]
+
+
+def test_quick_searches_are_saved_before_each_is_announced(tiny_network):
+    """Quick searches share commits, yet every ply message finds its result and count stored."""
+    job = create_job(parse_pgn(OPERA_GAME), tiny_network, "policy", 1, dispatch=False)
+    checked = []
+
+    def publish(kind, payload):
+        if kind == "ply":
+            key = AnalysisJob.objects.get(pk=job.pk).nodes[payload["node"]]["key"]
+            stored = PositionResult.objects.filter(position_key=key, settings_key=job.search_settings_key)
+            assert stored.exists()
+            assert AnalysisJob.objects.get(pk=job.pk).searched >= len(checked) + 1
+            assert all(r["san"] for r in payload["search"]["root"])  # SAN (reused from the evaluation)
+            checked.append(payload["node"])
+
+    finished = JobRun(job, ModelCache().get(tiny_network), publish).run()
+    assert finished.status == "done" and finished.searched == finished.total_positions
+    assert sorted(checked) == list(range(finished.total_positions))

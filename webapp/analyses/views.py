@@ -127,15 +127,24 @@ def attention(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse:
         layer = int(request.GET.get("layer", "0"))
     except ValueError:
         return JsonResponse({"error": "layer must be a number."}, status=400)
+    layers = job.network.config.get("layers")
+    if isinstance(layers, int) and not 0 <= layer < layers:  # refuse before queueing any work
+        return JsonResponse({"error": f"layer must be between 0 and {layers - 1}."}, status=400)
     entry, created = AttentionMap.objects.get_or_create(position_key=key, network_checksum=job.network.checksum)
-    if created or entry.status == AttentionMap.Status.FAILED and request.GET.get("retry") == "1":
-        if not created:
+    retry = entry.status == AttentionMap.Status.FAILED and request.GET.get("retry") == "1"
+    if created or retry:
+        if retry:
             AttentionMap.objects.filter(pk=entry.pk).update(status=AttentionMap.Status.PENDING, error="")
+            entry.status = AttentionMap.Status.PENDING
         from workers.tasks import compute_attention
 
         compute_attention.apply_async(args=[str(job.id), node_id], queue=job.network.queue)
     if entry.status == AttentionMap.Status.FAILED:
-        return JsonResponse({"error": f"Computing attention failed: {entry.error}"}, status=502)
+        # The worker's failure, not the request's: 503 with the reason; ?retry=1 queues it again.
+        response = JsonResponse({"error": f"Computing attention failed: {entry.error}", "retry": "?retry=1"},
+                                status=503)
+        response["Retry-After"] = "5"
+        return response
     if entry.status != AttentionMap.Status.READY:
         response = JsonResponse({"status": "pending"}, status=202)
         response["Retry-After"] = "1"
