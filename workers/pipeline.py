@@ -29,8 +29,14 @@ log = logging.getLogger(__name__)
 Publisher = Callable[[str, dict], None]
 # Progress messages per second per running search, at most.
 PROGRESS_RATE = 4.0
-# How often a running search re-reads the job's status to notice a cancel (seconds).
+# How often the job's status is re-read to notice a cancel (seconds): by a running search,
+# and between positions when the searches are quick (the policy search takes about 1 ms,
+# and a status query per position cost as much as the search).
 CANCEL_POLL = 0.5
+# Quick searches are saved together: results finished within this many seconds share one
+# commit (a commit per position, with its count update, cost about 1 ms here). A search
+# that takes longer than this is saved and published on its own, as soon as it is done.
+SAVE_INTERVAL = 0.05
 # The first batch is small so the first plies reach the page quickly; later batches are full.
 FIRST_BATCH = 4
 # Evaluations finished together are published together (each is about 1.5 kB of JSON,
@@ -72,11 +78,12 @@ class JobRun:
         publish_status(job, self.publish)
         try:
             boards = _boards(job.nodes)
-            keys = [digest_key(self.evaluator.cache_key(b)) for b in boards]
+            raw_keys = [self.evaluator.cache_key(b) for b in boards]
+            keys = [digest_key(k) for k in raw_keys]
             for node, key in zip(job.nodes, keys):
                 node["key"] = key
             AnalysisJob.objects.filter(pk=job.pk).update(nodes=job.nodes, total_positions=len(job.nodes))
-            evals = self._evaluate_all(boards, keys)
+            evals = self._evaluate_all(boards, keys, raw_keys)
             self._search_all(boards, keys, evals)
         except JobCancelled:
             job.refresh_from_db()
@@ -96,7 +103,7 @@ class JobRun:
         return job
 
     # -- phase 1: one forward pass per batch ------------------------------------------
-    def _evaluate_all(self, boards: list[chess.Board], keys: list[str]) -> dict[str, dict]:
+    def _evaluate_all(self, boards: list[chess.Board], keys: list[str], raw_keys: list) -> dict[str, dict]:
         """Evaluate every position not in the cache; returns {key: stored JSON}.
 
         The fresh ``Evaluation`` objects are kept in ``self.memo`` so the searches
@@ -120,7 +127,7 @@ class JobRun:
             per_position_ms = (time.perf_counter() - t0) * 1000.0 / len(batch)
             rows = []
             for key, ev in zip(batch, results):
-                self.memo.remember(boards[by_key[key][0]], ev)
+                self.memo.remember(raw_keys[by_key[key][0]], ev)
                 known[key] = evaluation_json(ev, boards[by_key[key][0]])
                 rows.append(PositionResult(position_key=key, network_checksum=checksum,
                                            settings_key=EVAL_SETTINGS_KEY, data=known[key],
@@ -140,23 +147,44 @@ class JobRun:
                                                    position_key__in=set(keys)).values_list("position_key", "data"))
         search = make_search(job.search, self.memo)
         budget = budget_for(job.search, job.budget)
-        for node_id, key in enumerate(keys):
-            self._check_cancelled()
-            if key not in known:
-                t0 = time.perf_counter()
-                result = search.run(boards[node_id], budget,
-                                    progress=self._progress_reporter(node_id, boards[node_id], search))
-                if result.stopped:
+        pending = _PendingSaves()
+        polled = None
+        try:
+            for node_id, key in enumerate(keys):
+                started = time.monotonic()
+                if polled is None or time.monotonic() - polled >= CANCEL_POLL:
                     self._check_cancelled()
-                known[key] = search_json(result, boards[node_id])
-                with transaction.atomic():  # one commit per position: the result and the count
-                    PositionResult.objects.bulk_create([PositionResult(
+                    polled = time.monotonic()
+                if key not in known:
+                    t0 = time.perf_counter()
+                    result = search.run(boards[node_id], budget,
+                                        progress=self._progress_reporter(node_id, boards[node_id], search))
+                    if result.stopped:
+                        self._check_cancelled()
+                    known[key] = search_json(result, boards[node_id], known_san=_policy_san(evals.get(key)))
+                    pending.rows.append(PositionResult(
                         position_key=key, network_checksum=checksum, settings_key=settings_key, data=known[key],
-                        compute_ms=(time.perf_counter() - t0) * 1000.0)], ignore_conflicts=True)
-                    self._bump(searched=1)
-            else:
-                self._bump(searched=1)
-            self._emit(node_id, "search", known[key])
+                        compute_ms=(time.perf_counter() - t0) * 1000.0))
+                pending.add(node_id, started)
+                if pending.due():
+                    self._save_searches(pending, keys, known)
+        except JobCancelled:  # the finished results are complete: keep them
+            self._save_searches(pending, keys, known)
+            raise
+        self._save_searches(pending, keys, known)
+
+    def _save_searches(self, pending: "_PendingSaves", keys: list[str], known: dict[str, dict]) -> None:
+        """One commit for the pending results and their count, then one message per position."""
+        if not pending.nodes:
+            return
+        with transaction.atomic():
+            if pending.rows:
+                PositionResult.objects.bulk_create(pending.rows, ignore_conflicts=True)
+            self._bump(searched=len(pending.nodes))
+        nodes = pending.nodes
+        pending.clear()
+        for node_id in nodes:
+            self._emit(node_id, "search", known[keys[node_id]])
 
     def _progress_reporter(self, node_id: int, board: chess.Board, search):
         last = {"sent": 0.0, "polled": time.monotonic()}
@@ -214,8 +242,9 @@ class MemoEvaluator:
     def __getattr__(self, name):
         return getattr(self.inner, name)
 
-    def remember(self, board: chess.Board, evaluation) -> None:
-        self._seen[self.inner.cache_key(board)] = evaluation
+    def remember(self, key, evaluation) -> None:
+        """``key`` is ``cache_key(board)`` of the evaluated board (the caller has it already)."""
+        self._seen[key] = evaluation
 
     def cache_key(self, board: chess.Board):
         return self.inner.cache_key(board)
@@ -229,6 +258,36 @@ class MemoEvaluator:
         found = dict(zip(missing, fresh))
         self.hits += len(boards) - len(missing)
         return [found[i] if i in found else self._seen[k] for i, k in enumerate(keys)]
+
+
+class _PendingSaves:
+    """Searched positions not saved yet: rows to write and node ids to count and announce."""
+
+    def __init__(self):
+        self.clear()
+
+    def clear(self) -> None:
+        self.rows: list[PositionResult] = []
+        self.nodes: list[int] = []
+        self.since: float | None = None
+
+    def add(self, node_id: int, started: float) -> None:
+        """``started``: when work on this position began (``time.monotonic()``)."""
+        if self.since is None:
+            self.since = started
+        self.nodes.append(node_id)
+
+    def due(self) -> bool:
+        """True once the oldest pending position began ``SAVE_INTERVAL`` ago or more, so a
+        search slower than that is saved as soon as it is done."""
+        return self.since is not None and time.monotonic() - self.since >= SAVE_INTERVAL
+
+
+def _policy_san(evaluation: dict | None) -> dict[str, str]:
+    """{uci: san} already written for this position's likeliest policy moves in phase 1."""
+    if not evaluation:
+        return {}
+    return {uci: san for uci, _, san in evaluation.get("policy", ()) if san}
 
 
 def _batches(items: list, size: int):

@@ -70,12 +70,29 @@ class PackedPosition:
 
 def _history_boards(board: chess.Board) -> tuple[list[chess.Board], list[bool]]:
     """Up to 8 boards (current first) and whether each occurred earlier in the game."""
-    scratch = board.copy(stack=True)
+    # Copying the whole move stack dominated pack() late in a game, and the walk
+    # below rarely goes far back: copy a short tail first, and the full stack
+    # only when the walk used up that tail with older moves left (same result).
+    tail = HISTORY + board.halfmove_clock
+    if tail < len(board.move_stack):
+        walked = _walk_history(board.copy(stack=tail))
+        if walked is not None:
+            return walked
+    return _walk_history(board.copy(stack=True), complete=True)
+
+
+def _walk_history(scratch: chess.Board, complete: bool = False):
+    """Pop back through ``scratch``'s stack; None when it ran out before the walk was done
+    (unless ``complete``: the stack is the whole game)."""
     boards = [scratch.copy(stack=False)]
     keys = [scratch._transposition_key()]
     # Repetition flags need every key back to the oldest history board's last
     # irreversible move, even past step 7: nothing before that move can recur.
-    while scratch.move_stack and (len(boards) < HISTORY or scratch.halfmove_clock > 0):
+    while len(boards) < HISTORY or scratch.halfmove_clock > 0:
+        if not scratch.move_stack:
+            if not complete:
+                return None
+            break
         scratch.pop()
         if len(boards) < HISTORY:
             boards.append(scratch.copy(stack=False))

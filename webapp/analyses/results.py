@@ -51,10 +51,15 @@ def san_line(board: chess.Board, moves) -> list[str]:
     return out
 
 
-def search_json(result, board: chess.Board) -> dict:
-    """An ``analysis.search`` SearchResult as stored and sent (root moves trimmed), with SAN added."""
+def search_json(result, board: chess.Board, known_san: dict[str, str] | None = None) -> dict:
+    """An ``analysis.search`` SearchResult as stored and sent (root moves trimmed), with SAN added.
+
+    ``known_san`` ({uci: san} for ``board``, e.g. from its stored evaluation) saves writing
+    SAN again for the root moves that the policy already named.
+    """
+    known_san = known_san or {}
     data = result.to_json()
-    data["root"] = [r.to_json() | {"depth": r.depth, "san": board.san(r.move)}
+    data["root"] = [r.to_json() | {"depth": r.depth, "san": known_san.get(r.move.uci()) or board.san(r.move)}
                     for r in result.top_root(ROOT_MOVES_KEPT)]
     data.update({"algo": result.algo, "depth": result.depth, "seldepth": result.seldepth, "mate": result.mate,
                  "elapsed_s": round(result.elapsed_s, 4), "stopped": result.stopped,
