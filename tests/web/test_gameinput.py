@@ -75,7 +75,7 @@ def test_fen_input_and_errors():
     assert len(tree.nodes) == 1 and tree.start_fen.startswith("rnbqkbnr/pppppppp/8/8/4P3")
     with pytest.raises(GameInputError, match="Invalid FEN"):
         parse_fen("rnbqkbnr/pppppppp/8/8 w KQkq - 0 1")
-    with pytest.raises(GameInputError, match="impossible position .*no black king"):
+    with pytest.raises(GameInputError, match="Illegal position in FEN .*no black king"):
         parse_fen("8/8/8/8/8/8/8/4K3 w - - 0 1")
     # A FEN pasted into the PGN box is recognised as a FEN.
     assert len(parse_pgn("8/8/8/8/8/5k2/8/4K1Q1 w - - 0 1").nodes) == 1

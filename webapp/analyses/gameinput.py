@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 import chess
 import chess.pgn
 
+from analysis.positions import board_from_fen
+
 MAX_INPUT_BYTES = 1_000_000
 MAX_PLIES = 1_000
 # Tags are shown on pages and sent with every snapshot: real PGN writers stay far below these.
@@ -162,13 +164,10 @@ class _StrictBuilder(chess.pgn.GameBuilder):
 def parse_fen(text: str) -> GameTree:
     fen = " ".join(text.split())
     try:
-        board = chess.Board(fen)
+        board = board_from_fen(fen)
     except ValueError as exc:
-        raise GameInputError(f"Invalid FEN {fen!r}: {exc}.") from exc
-    status = board.status()
-    if status != chess.STATUS_VALID:
-        reasons = [flag.name.lower().replace("_", " ") for flag in chess.Status if flag and flag in status]
-        raise GameInputError(f"Invalid FEN {fen!r}: impossible position ({', '.join(reasons)}).")
+        message = str(exc)
+        raise GameInputError(message[0].upper() + message[1:] + ".") from exc
     root = Node(id=0, parent=None, ply=board.ply(), san=None, uci=None, fen=board.fen())
     return GameTree(headers={"FEN": board.fen(), "SetUp": "1"}, start_fen=board.fen(), nodes=[root])
 
