@@ -147,6 +147,17 @@ def test_batch_results_match_single_evaluations():
         assert alone.score == pytest.approx(ev.score, abs=1e-5)
 
 
+def test_chunked_inference_equals_one_batch():
+    torch.manual_seed(0)
+    model = Chessformer(PRESETS["cf-tiny"]).eval()
+    tokens = torch.randn(Chessformer.CPU_INFERENCE_CHUNK * 2 + 5, 64, 112)
+    with torch.no_grad():
+        chunked = model(tokens, need_attention=True)
+    whole = model(tokens, need_attention=True)  # grad enabled: one batch
+    for key, value in whole.items():
+        torch.testing.assert_close(chunked[key], value.detach(), atol=1e-5, rtol=1e-5)
+
+
 def test_preset_sizes():
     counts = {}
     for name, config in PRESETS.items():

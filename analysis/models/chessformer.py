@@ -313,12 +313,24 @@ class Chessformer(nn.Module):
             nn.init.zeros_(layer.ffn[0].bias)
             nn.init.zeros_(layer.ffn[2].bias)
 
+    # Inference on a CPU runs large batches in chunks: measured with bench/inference.py
+    # (cf-6m, 2 cores), one batch of 256 ran at 105-111 positions/s and chunks of 64 at
+    # 155, since a large batch's (B, H, 64, 64) intermediates fall out of the caches.
+    CPU_INFERENCE_CHUNK = 64
+
     def forward(self, tokens: torch.Tensor, need_attention: bool = False) -> dict[str, torch.Tensor]:
         """tokens: (B, 64, 112) lc0 planes per square in the mover's frame.
 
         Returns logits and values; with ``need_attention`` also "attention",
         (B, layers, H, 64, 64) softmax weights in the mover's frame.
         """
+        chunk = self.CPU_INFERENCE_CHUNK
+        if tokens.shape[0] > chunk and tokens.device.type == "cpu" and not torch.is_grad_enabled():
+            parts = [self._forward(part, need_attention) for part in tokens.split(chunk)]
+            return {key: torch.cat([p[key] for p in parts]) for key in parts[0]}
+        return self._forward(tokens, need_attention)
+
+    def _forward(self, tokens: torch.Tensor, need_attention: bool) -> dict[str, torch.Tensor]:
         x = tokens * self.input_scale
         if self.config.input_dense:
             pieces = tokens[:, :, :12].transpose(1, 2).flatten(1)  # (B, 12 * T)
