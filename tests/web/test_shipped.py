@@ -8,6 +8,7 @@ import torch
 from analysis.checkpoint import save_checkpoint
 from analysis.models.chessformer import PRESETS, Chessformer
 from webapp.networks.models import Network
+from tests.conftest import ROOT
 from webapp.networks.shipped import STAND_IN_NAME, register_shipped
 
 pytestmark = pytest.mark.django_db
@@ -40,3 +41,20 @@ def test_a_trained_checkpoint_becomes_the_default_with_its_card(tmp_path, tiny_c
     assert default.card.startswith("# cf-small")
     assert not Network.objects.get(name=STAND_IN_NAME).active
     assert list(Network.objects.filter(active=True).values_list("name", flat=True))[0] == "cf-small"
+
+
+def test_the_weights_readme_is_the_card_when_no_own_card(tmp_path, tiny_checkpoint):
+    weights = tmp_path / "weights"
+    weights.mkdir()
+    save_checkpoint(weights / "cf-small.safetensors", Chessformer(PRESETS["cf-tiny"]), trained=True,
+                    provenance={"source": "test"})
+    (weights / "README.md").write_text("# Shipped weights\n\n## cf-small: measured 7.9% on puzzles")
+    register_shipped(weights, tmp_path / "var")
+    assert "measured 7.9% on puzzles" in Network.objects.get(name="cf-small").card
+
+
+def test_the_shipped_repository_network_has_its_card():
+    from webapp.networks.shipped import _card_for
+
+    card = _card_for(ROOT / "weights" / "cf-small.safetensors")
+    assert card is not None and "puzzles" in card and "cf-small" in card

@@ -18,7 +18,8 @@ STAND_IN_NAME = "cf-small-untrained"
 
 
 def _card_for(path: Path) -> str | None:
-    for candidate in (path.with_suffix(".md"), path.with_name(path.stem + ".card.md")):
+    """``NAME.md`` or ``NAME.card.md`` beside the checkpoint, else the folder's README.md."""
+    for candidate in (path.with_suffix(".md"), path.with_name(path.stem + ".card.md"), path.with_name("README.md")):
         if candidate.is_file():
             return candidate.read_text(encoding="utf-8")
     return None
