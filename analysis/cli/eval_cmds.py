@@ -35,20 +35,25 @@ def _emit(args, payload: dict, lines: list[str]) -> None:
         print("\n".join(lines))
 
 
-def _puzzles(args) -> int:
-    from analysis.eval.puzzles import load_puzzles, run_puzzles
-
+def _run_suite(args, load, run, path: Path):
+    """Load a test suite, play the chosen agent through it, and return (agent name, report)."""
     try:
-        puzzles = load_puzzles(Path(args.csv), args.limit)
+        items = load(path, args.limit)
     except (OSError, ValueError) as exc:
         raise CommandError(str(exc)) from exc
     agent = _agent(args.model, args.algo, args.nodes, args.device)
     try:
-        report = run_puzzles(puzzles, agent.choose, progress=not args.json)
+        return agent.name, run(items, agent.choose, progress=not args.json)
     finally:
         agent.close()
-    payload = {"agent": agent.name, **report.to_json()}
-    lines = [f"{agent.name}: {report.solved}/{report.total} puzzles solved ({100 * report.accuracy:.1f}%)"]
+
+
+def _puzzles(args) -> int:
+    from analysis.eval.puzzles import load_puzzles, run_puzzles
+
+    name, report = _run_suite(args, load_puzzles, run_puzzles, Path(args.csv))
+    payload = {"agent": name, **report.to_json()}
+    lines = [f"{name}: {report.solved}/{report.total} puzzles solved ({100 * report.accuracy:.1f}%)"]
     lines += [f"  {k:>10}: {v['solved']}/{v['total']} ({100 * v['accuracy']:.1f}%)" for k, v in payload["buckets"].items()]
     _emit(args, payload, lines)
     return 0
@@ -57,17 +62,9 @@ def _puzzles(args) -> int:
 def _sts(args) -> int:
     from analysis.eval.sts import load_sts, run_sts
 
-    try:
-        positions = load_sts(Path(args.epd), args.limit)
-    except (OSError, ValueError) as exc:
-        raise CommandError(str(exc)) from exc
-    agent = _agent(args.model, args.algo, args.nodes, args.device)
-    try:
-        report = run_sts(positions, agent.choose, progress=not args.json)
-    finally:
-        agent.close()
-    payload = {"agent": agent.name, **report.to_json()}
-    lines = [f"{agent.name}: STS {report.score}/{report.maximum}"]
+    name, report = _run_suite(args, load_sts, run_sts, Path(args.epd))
+    payload = {"agent": name, **report.to_json()}
+    lines = [f"{name}: STS {report.score}/{report.maximum}"]
     lines += [f"  {t}: {v['score']}/{v['maximum']}" for t, v in payload["themes"].items()]
     _emit(args, payload, lines)
     return 0
