@@ -120,6 +120,32 @@ def test_training_resumes_from_its_state(tiny_dataset, tmp_path):
     assert meta.provenance["steps"] == 6
 
 
+def test_fine_tuning_starts_from_a_checkpoint(tiny_dataset, tmp_path):
+    import torch
+
+    from analysis.checkpoint import load_checkpoint
+    from analysis.train.config import TrainConfig
+    from analysis.train.loop import train
+
+    base = TrainConfig(data=tiny_dataset, out=tmp_path / "base", model="cf-tiny", steps=3, batch_size=8,
+                       model_overrides=FAST, log_every=1, num_workers=0, seed=2)
+    first = train(base, progress=False)
+    start, _ = load_checkpoint(first)
+    # lr 0 keeps the weights where init_from put them, so the export must equal the source.
+    tuned = TrainConfig(data=tiny_dataset, out=tmp_path / "tuned", model="cf-tiny", steps=2, batch_size=8,
+                        model_overrides=FAST, init_from=first, lr_steps=[[0, 0.0]], log_every=1, num_workers=0,
+                        seed=3)
+    model, meta = load_checkpoint(train(tuned, progress=False))
+    for name, tensor in start.state_dict().items():
+        torch.testing.assert_close(model.state_dict()[name], tensor)
+    assert meta.provenance["init_from"]["path"] == str(first) and meta.provenance["init_from"]["steps"] == 3
+
+    mismatched = TrainConfig(data=tiny_dataset, out=tmp_path / "bad", model="cf-tiny", steps=1, batch_size=8,
+                             init_from=first, num_workers=0)  # Shaw, while the source uses relative bias
+    with pytest.raises(ValueError, match="differs from the run"):
+        train(mismatched, progress=False)
+
+
 def test_cli_errors_are_clean(tmp_path, capsys):
     from analysis.cli import main
 

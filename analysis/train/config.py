@@ -18,6 +18,9 @@ class TrainConfig:
     model: str = "cf-small"  # a PRESETS name of analysis.models.chessformer
     model_overrides: dict = field(default_factory=dict)
     export: Path | None = None  # where the final SWA weights go (default: out/model.safetensors)
+    # Start from a trained checkpoint's weights (fine-tuning) instead of a fresh initialisation.
+    # Its architecture must equal model + model_overrides; a resumed run ignores it.
+    init_from: Path | None = None
     steps: int = 1000
     max_wall_minutes: float | None = None  # stop early (and export) when the run has used this much time
     batch_size: int = 256
@@ -106,8 +109,9 @@ def load_config(path: Path, **overrides) -> TrainConfig:
         if key not in raw:
             raise ValueError(f"{path}: missing required setting {key!r}")
     raw["data"], raw["out"] = Path(raw["data"]), Path(raw["out"])
-    if raw.get("export"):
-        raw["export"] = Path(raw["export"])
+    for key in ("export", "init_from"):
+        if raw.get(key):
+            raw[key] = Path(raw[key])
     if "betas" in raw:
         raw["betas"] = tuple(raw["betas"])
     if "loss" in raw:

@@ -20,7 +20,7 @@ import torch
 import torch.distributed as dist
 from tqdm import tqdm
 
-from analysis.checkpoint import save_checkpoint
+from analysis.checkpoint import load_checkpoint, save_checkpoint
 from analysis.data.store import read_card
 from analysis.models.chessformer import Chessformer, parameter_count, preset
 from analysis.train.config import TrainConfig
@@ -85,6 +85,18 @@ def _validate(model, batches, device, autocast, cfg) -> dict[str, float]:
     return {k: v / max(1, len(batches)) for k, v in sums.items()}
 
 
+def _initialise_from(model: Chessformer, path: Path) -> dict:
+    """Copy a checkpoint's weights into ``model``; returns what the export records about them."""
+    source, meta = load_checkpoint(path, family="chessformer")
+    if source.config != model.config:
+        raise ValueError(f"init_from {path}: its config {source.config} differs from the run's {model.config}")
+    model.load_state_dict(source.state_dict())
+    earlier = meta.provenance or {}
+    return {"path": str(path), "trained": meta.trained, "steps": earlier.get("steps"),
+            "wall_seconds": earlier.get("wall_seconds"), "data": earlier.get("data"),
+            "init_from": earlier.get("init_from")}
+
+
 def train(cfg: TrainConfig, *, progress: bool = True) -> Path:
     """Train (or resume) the run in ``cfg.out``; returns the exported checkpoint path."""
     rank, world, local_rank = _distributed()
@@ -109,7 +121,9 @@ def train(cfg: TrainConfig, *, progress: bool = True) -> Path:
         val_batches = [val_set[val_idx[i * cfg.batch_size:(i + 1) * cfg.batch_size]]
                        for i in range(min(cfg.val_batches, math.ceil(len(val_set) / cfg.batch_size)))]
 
-    model = Chessformer(preset(cfg.model, **cfg.model_overrides)).to(device)
+    model = Chessformer(preset(cfg.model, **cfg.model_overrides))
+    init_provenance = _initialise_from(model, cfg.init_from) if cfg.init_from else None
+    model = model.to(device)
     optimizer = torch.optim.NAdam(model.parameters(), lr=cfg.lr_at(0), betas=tuple(cfg.betas), eps=cfg.eps,
                                   weight_decay=cfg.weight_decay)
     swa = torch.optim.swa_utils.AveragedModel(model)
@@ -202,6 +216,8 @@ def train(cfg: TrainConfig, *, progress: bool = True) -> Path:
             "final_val": last_val, "amp_bf16": use_amp, "planned_steps": cfg.steps,
             "stopped_by_time_limit": step < cfg.steps,
         }
+        if init_provenance is not None:
+            provenance["init_from"] = init_provenance
         save_checkpoint(export, final.to("cpu"), trained=True, provenance=provenance)
         plot_curves(history, export.with_suffix(".loss.png"))
     if world > 1:
