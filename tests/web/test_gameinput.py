@@ -79,3 +79,21 @@ def test_fen_input_and_errors():
         parse_fen("8/8/8/8/8/8/8/4K3 w - - 0 1")
     # A FEN pasted into the PGN box is recognised as a FEN.
     assert len(parse_pgn("8/8/8/8/8/5k2/8/4K1Q1 w - - 0 1").nodes) == 1
+
+
+def test_extra_blank_lines_after_the_tags_do_not_split_the_game():
+    # Some sites export two or more blank lines between the tag pairs and the moves.
+    text = '[White "A"]\r\n[Black "B"]\r\n\r\n\r\n\r\n1. f3 e5 2. g4 Qh4# 0-1\r\n\r\n\r\n[White "C"]\n\n\n1. e4 *\n'
+    with pytest.raises(MultipleGames) as info:
+        parse_pgn(text)
+    assert [g.white for g in info.value.games] == ["A", "C"]
+    assert [n.san for n in parse_pgn(text, game_index=0).nodes[1:]] == ["f3", "e5", "g4", "Qh4#"]
+    assert [n.san for n in parse_pgn(text, game_index=1).nodes[1:]] == ["e4"]
+    # Line numbers in errors still count the user's lines.
+    with pytest.raises(GameInputError, match="Line 5: 'Nf9'"):
+        parse_pgn('[Event "x"]\n\n\n\n1. e4 e5 Nf9 *')
+    # A game with tags and no moves before another game stays a game of its own.
+    empty_first = '[Event "a"]\n\n\n[Event "b"]\n\n1. e4 *'
+    assert [g.event for g in list_games(empty_first)] == ["a", "b"]
+    with pytest.raises(MultipleGames):
+        parse_pgn(empty_first)

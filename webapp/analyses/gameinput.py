@@ -44,6 +44,17 @@ _MOVETEXT_TOKEN = re.compile(r"""
 """, re.VERBOSE | re.MULTILINE)
 
 
+# A blank line after the tag pairs starts the moves; python-chess reads a second blank line
+# as the end of an empty game. PGN from some sites has several, so the extra ones become
+# "%" escape lines, which PGN readers skip: the line numbers in error messages stay true.
+# Blank lines before another tag block (a game with no moves) are left as they are.
+_EXTRA_BLANKS_AFTER_TAGS = re.compile(r"(^[ \t]*\[[^\n]*\][ \t]*\r?\n[ \t]*\r?\n)((?:[ \t]*\r?\n)+)(?![ \t]*\[)", re.MULTILINE)
+
+
+def _mark_extra_blank_lines(text: str) -> str:
+    return _EXTRA_BLANKS_AFTER_TAGS.sub(lambda m: m.group(1) + "%\n" * m.group(2).count("\n"), text)
+
+
 class GameInputError(ValueError):
     """Input that cannot be analysed; ``str(error)`` is shown to the user."""
 
@@ -202,6 +213,7 @@ def parse_pgn(text: str, game_index: int | None = None) -> GameTree:
         raise GameInputError("This is not PGN: the text contains NUL bytes (a binary file?).")
     if looks_like_fen(text):
         return parse_fen(text)
+    text = _mark_extra_blank_lines(text)
     games = list_games(text) if _TAG_RE.search(text) else []
     if len(games) > 1 and game_index is None:
         raise MultipleGames(games)
