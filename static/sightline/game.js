@@ -95,7 +95,14 @@ class GamePage {
   refreshAll() { this.renderMoves(); this.renderPly(); this.renderStatus(); this.scheduleGraph(); }
 
   // Expected score for the side to move at a node: the search's when it has one.
+  // The rules' result where the game is over on the board, for the side to move: 0 (mated) or 0.5.
+  exactScore(id) {
+    const outcome = this.nodes[id].outcome;
+    return outcome ? (outcome.result === "1/2-1/2" ? 0.5 : 0) : null;
+  }
   stmScore(id) {
+    const exact = this.exactScore(id);
+    if (exact != null) return exact;
     const r = this.results.get(id);
     if (!r) return null;
     if (r.search && r.search.score != null) return r.search.score;
@@ -108,6 +115,11 @@ class GamePage {
     return whiteToMove(this.nodes[id]) ? s : 1 - s;
   }
   whiteWdl(id) {
+    const exact = this.exactScore(id);
+    if (exact != null) {
+      const result = this.nodes[id].outcome.result;
+      return result === "1-0" ? [1, 0, 0] : result === "0-1" ? [0, 0, 1] : [0, 1, 0];
+    }
     const r = this.results.get(id);
     const wdl = (r?.search?.wdl) || r?.eval?.wdl;
     if (!wdl) return null;
@@ -255,7 +267,11 @@ class GamePage {
     bar.querySelector(".w").style.width = `${100 * parts[0]}%`;
     bar.querySelector(".d").style.width = `${100 * parts[1]}%`;
     bar.querySelector(".l").style.width = `${100 * parts[2]}%`;
-    document.getElementById("wdl-text").textContent = ws == null ? "waiting for the network…"
+    const over = node.outcome, netScore = r.eval?.score;
+    document.getElementById("wdl-text").textContent = over
+      ? `${over.termination[0].toUpperCase()}${over.termination.slice(1)}: ${over.result === "1-0" ? "White wins" : over.result === "0-1" ? "Black wins" : "draw"}` +
+        (netScore == null ? "" : ` (the network, which never sees finished games, says ${(100 * (whiteToMove(node) ? netScore : 1 - netScore)).toFixed(1)}% for White)`)
+      : ws == null ? "waiting for the network…"
       : wdl ? `White ${fmtPct(wdl[0])} · draw ${fmtPct(wdl[1])} · Black ${fmtPct(wdl[2])} · expected score ${(100 * ws).toFixed(1)}% for White`
       : `expected score ${(100 * ws).toFixed(1)}% for White (no WDL head)`;
 

@@ -147,6 +147,9 @@ def test_paste_watch_navigate_explore(live_site, browser):
     page.wait_for_function("window.__sightline && window.__sightline.current === 33")
     assert current_san(page) == "Rd8#"
     assert page.locator("#policy-bars .bar-row").count() == 0  # checkmate: no legal moves
+    # The rules decide a finished game: the bar and text show White's win, not the network's guess.
+    assert page.inner_text("#wdl-text").startswith("Checkmate: White wins")
+    assert page.inner_text("#evalbar-label") == "100"
     page.keyboard.press("ArrowLeft")
     assert page.locator("#policy-bars .bar-row").count() == 8
     assert page.locator("#board .arrows polygon").count() >= 1

@@ -97,3 +97,13 @@ def test_extra_blank_lines_after_the_tags_do_not_split_the_game():
     assert [g.event for g in list_games(empty_first)] == ["a", "b"]
     with pytest.raises(MultipleGames):
         parse_pgn(empty_first)
+
+
+def test_finished_positions_carry_the_rules_result():
+    main = [n for n in parse_pgn(OPERA_GAME).as_dicts() if n["main"]]
+    assert all(n["outcome"] is None for n in main[:-1])
+    assert main[-1]["san"] == "Rd8#" and main[-1]["outcome"] == {"result": "1-0", "termination": "checkmate"}
+    stalemate = parse_fen("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1").nodes[0]
+    assert stalemate.as_dict()["outcome"] == {"result": "1/2-1/2", "termination": "stalemate"}
+    bare_kings = parse_fen("8/8/4k3/8/8/3K4/8/8 w - - 0 1").nodes[0]
+    assert bare_kings.outcome["termination"] == "insufficient material"

@@ -100,10 +100,25 @@ class Node:
     fen: str
     children: list[int] = field(default_factory=list)
     mainline: bool = True
+    # Set where the game is over on the board: {"result": "1-0", "termination": "checkmate"}.
+    # The page shows the exact result there; a network's value of such a position is noise.
+    outcome: dict | None = None
+
+    def __post_init__(self) -> None:
+        if self.outcome is None:
+            self.outcome = board_outcome(chess.Board(self.fen))
 
     def as_dict(self) -> dict:
         return {"id": self.id, "parent": self.parent, "ply": self.ply, "san": self.san, "uci": self.uci,
-                "fen": self.fen, "children": list(self.children), "main": self.mainline}
+                "fen": self.fen, "children": list(self.children), "main": self.mainline, "outcome": self.outcome}
+
+
+def board_outcome(board: chess.Board) -> dict | None:
+    """The rules' verdict on ``board`` alone (no claims, no repetition: a FEN has no history)."""
+    outcome = board.outcome(claim_draw=False)
+    if outcome is None:
+        return None
+    return {"result": outcome.result(), "termination": outcome.termination.name.lower().replace("_", " ")}
 
 
 @dataclass
