@@ -1,7 +1,9 @@
 // Attention explorer: fetches one layer of the shown position's attention
 // (uint8 per query row + float32 row scales) and draws it under the pieces.
 // Row mode: where the query square looks (A[q, :]); column mode: who looks
-// at the chosen square (A[:, k]).
+// at the chosen square (A[:, k]). Colours span each map's own range, a range shared
+// by the layer's heads (to compare heads), or the absolute 0..1 of probabilities;
+// the canvas shows the selected head's whole 64 x 64 matrix.
 import { Board, squareIndex, squareName } from "./board.js";
 
 // Perceptually ordered colour stops (viridis-like), value in [0, 1].
@@ -36,6 +38,7 @@ export class Explorer {
     this.layer = 0;
     this.head = "mean";
     this.mode = "row";
+    this.scale = "map";
     this.query = null;
     this.data = null; // {node, layer, heads, maps: Float32Array(heads*4096)}
     this.cache = new Map();
@@ -46,6 +49,12 @@ export class Explorer {
     button.addEventListener("click", () => this.toggle());
     this.layerSel.addEventListener("change", () => { this.layer = Number(this.layerSel.value); this.load(); });
     this.headSel.addEventListener("change", () => { this.head = this.headSel.value; this.draw(); });
+    document.getElementById("att-scale").addEventListener("change", (e) => { this.scale = e.target.value; this.draw(); });
+    this.matrix = document.getElementById("att-matrix");
+    this.matrix.addEventListener("click", (e) => {
+      const box = this.matrix.getBoundingClientRect();
+      this.setQuery(Math.min(63, Math.floor(((e.clientY - box.top) / box.height) * 64)));
+    });
     document.querySelectorAll('input[name="att-mode"]').forEach((r) => r.addEventListener("change", () => { this.mode = r.value; this.draw(); }));
   }
 
@@ -151,13 +160,43 @@ export class Explorer {
     return out;
   }
 
-  // Colours span this map's own range (min..max), as the legend says.
-  paint(board, vals) {
-    let max = -Infinity, min = Infinity;
-    for (const v of vals) { max = Math.max(max, v); min = Math.min(min, v); }
-    const span = max - min;
-    board.setHeat(Array.from(vals, (v) => (span > 0 ? (v - min) / span : 0.5)), colour);
-    return [min, max];
+  // The [low, high] that colours span for a map of ``vals`` under the chosen scale.
+  range(vals) {
+    if (this.scale === "absolute") return [0, 1];
+    if (this.scale === "layer") {
+      let high = 0;
+      for (let h = 0; h < this.data.heads; h++) for (const v of this.values(String(h))) high = Math.max(high, v);
+      return [0, high];
+    }
+    let high = -Infinity, low = Infinity;
+    for (const v of vals) { high = Math.max(high, v); low = Math.min(low, v); }
+    return [low, high];
+  }
+
+  paint(board, vals, [low, high] = this.range(vals)) {
+    const span = high - low;
+    board.setHeat(Array.from(vals, (v) => (span > 0 ? (v - low) / span : 0.5)), colour);
+    return [low, high];
+  }
+
+  // The selected head's (or the mean's) 64 x 64 matrix, one cell per (query, key) pair.
+  drawMatrix() {
+    const { maps, heads } = this.data, ctx = this.matrix.getContext("2d"), cell = this.matrix.width / 64;
+    const list = this.head === "mean" ? [...Array(heads).keys()] : [Number(this.head)];
+    const full = new Float32Array(4096);
+    for (const h of list) for (let i = 0; i < 4096; i++) full[i] += maps[h * 4096 + i] / list.length;
+    let low = 0, high = 1;
+    if (this.scale !== "absolute") { low = Infinity; high = -Infinity; for (const v of full) { low = Math.min(low, v); high = Math.max(high, v); } }
+    if (this.scale === "layer") low = 0;
+    const span = high - low;
+    for (let q = 0; q < 64; q++) for (let k = 0; k < 64; k++) {
+      ctx.fillStyle = colour(span > 0 ? (full[q * 64 + k] - low) / span : 0.5);
+      ctx.fillRect(k * cell, q * cell, cell, cell);
+    }
+    ctx.strokeStyle = "#e11d48";
+    ctx.lineWidth = 1.5;
+    if (this.mode === "row") ctx.strokeRect(0, this.query * cell, this.matrix.width, cell);
+    else ctx.strokeRect(this.query * cell, 0, cell, this.matrix.height);
   }
 
   draw() {
@@ -171,12 +210,16 @@ export class Explorer {
     const fmt = (v) => (v < 0.1 ? v.toFixed(4) : v.toFixed(3));
     document.getElementById("legend-max").textContent = fmt(max);
     document.getElementById("legend-min").textContent = fmt(min);
+    document.getElementById("legend").title = { map: "attention probability; colours span this map's range",
+      layer: "attention probability; colours span 0 to the highest value of this layer's heads",
+      absolute: "attention probability; colours span 0 to 1" }[this.scale];
     document.getElementById("legend-bar").style.background = `linear-gradient(to right, ${[0, 0.25, 0.5, 0.75, 1].map(colour).join(",")})`;
     const sq = squareName(this.query);
     const headText = this.head === "mean" ? "mean of heads" : `head ${Number(this.head) + 1}`;
     document.getElementById("att-caption").textContent =
       `Layer ${this.layer + 1}, ${headText}: ${this.mode === "row" ? `where ${sq} attends` : `which squares attend to ${sq}`}. ` +
       (next ? `Played: ${next.san}. ` : "") + "Click a square to make it the query; click a mini board to pick its head.";
+    this.drawMatrix();
     this.minis.forEach((mini, h) => {
       mini.setPosition(node.fen);
       mini.setMarks({ [this.query]: "query" });

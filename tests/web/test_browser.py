@@ -184,6 +184,21 @@ def test_paste_watch_navigate_explore(live_site, browser):
     page.select_option("#att-head", index=3)  # after "mean of heads"
     assert "head 3" in page.inner_text("#att-caption")
     shot(page, "06-explorer-column-layer2")
+    # Colour scales: probabilities 0..1, then shared by the layer's heads.
+    own = heat(page)
+    page.select_option("#att-scale", "absolute")
+    assert page.inner_text("#legend-max") == "1.000" and heat(page) != own
+    page.select_option("#att-scale", "layer")
+    assert float(page.inner_text("#legend-min")) == 0 and heat(page) != own
+    # The full 64 x 64 matrix: drawn, and clicking row 0 makes a1 the query.
+    colours = page.evaluate("""() => { const c = document.getElementById('att-matrix'), d = c.getContext('2d')
+        .getImageData(0, 0, c.width, c.height).data, seen = new Set();
+        for (let i = 0; i < d.length; i += 4 * 97) seen.add(d[i] + ',' + d[i + 1] + ',' + d[i + 2]); return seen.size; }""")
+    assert colours > 4
+    box = page.locator("#att-matrix").bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + 2)
+    page.wait_for_function("document.querySelector('#att-caption').textContent.includes('a1')")
+    shot(page, "07-explorer-matrix")
 
     # The network panel says what the network is, untrained included.
     page.click("#network-open")
