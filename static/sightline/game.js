@@ -348,7 +348,7 @@ class GamePage {
     if (live && st.status === "running") text += ` · ${fmtNum(live.nps)} nodes/s`;
     document.getElementById("progress-text").textContent = text;
     const finished = ["done", "failed", "cancelled"].includes(st.status);
-    document.getElementById("cancel-btn").hidden = finished;
+    document.getElementById("cancel-btn").hidden = finished || !this.page.can_cancel;
     const err = document.getElementById("error-box");
     err.hidden = !st.error;
     err.textContent = st.error ? `Analysis failed: ${st.error}` : "";

@@ -176,10 +176,37 @@ def test_cancel_then_cancel_again(client, material_network):
     from webapp.analyses.jobs import create_job
 
     job = create_job(parse_pgn(SHORT_GAME), material_network, "value", 1, dispatch=False)
+    session = client.session
+    session["owned_jobs"] = [str(job.id)]  # as if this browser had started it
+    session.save()
     response = client.post(f"/jobs/{job.id}/cancel/", HTTP_ACCEPT="application/json")
     assert response.status_code == 200 and response.json() == {"status": "cancelled"}
     again = client.post(f"/jobs/{job.id}/cancel/", HTTP_ACCEPT="application/json")
     assert again.status_code == 409 and "already cancelled" in again.json()["error"]
+
+
+def test_only_the_session_that_started_a_job_may_cancel_it(client, material_network, monkeypatch):
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    from webapp.analyses.models import AnalysisJob
+
+    monkeypatch.setattr("workers.tasks.run_analysis.apply_async", lambda *a, **k: None)
+    assert client.post("/", {"network": "material", "search": "value", "pgn": SHORT_GAME}).status_code == 302
+    job = AnalysisJob.objects.get()
+    assert '"can_cancel": true' in client.get(f"/jobs/{job.id}/").content.decode()
+
+    stranger = Client()
+    page = stranger.get(f"/jobs/{job.id}/").content.decode()
+    assert '"can_cancel": false' in page and 'id="cancel-btn"' in page
+    refused = stranger.post(f"/jobs/{job.id}/cancel/", HTTP_ACCEPT="application/json")
+    assert refused.status_code == 403 and "started this analysis" in refused.json()["error"]
+    job.refresh_from_db()
+    assert job.status == "queued"  # nothing changed
+
+    admin = Client()
+    admin.force_login(User.objects.create_user("staff", password="x", is_staff=True))
+    assert admin.post(f"/jobs/{job.id}/cancel/", HTTP_ACCEPT="application/json").json() == {"status": "cancelled"}
 
 
 def test_untrained_network_is_labelled(client, tiny_network):

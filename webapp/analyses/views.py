@@ -46,12 +46,29 @@ def home(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return render(request, "analyses/home.html", _home_context(form), status=form.status_code)
     job = create_job(form.tree, form.cleaned_data["network"], form.cleaned_data["search"], form.cleaned_data["budget"])
+    _remember_owner(request, job)
     url = reverse("job", args=[job.id])
     if request.htmx:
         response = HttpResponse(status=204)
         response["HX-Redirect"] = url
         return response
     return redirect(url, permanent=False)
+
+
+# Jobs have no accounts: the browser session that started a job owns it (and staff own all).
+# Anyone with the link may watch; only the owner may cancel.
+OWNED_JOBS_KEY = "owned_jobs"
+MAX_OWNED_JOBS = 200
+
+
+def _remember_owner(request: HttpRequest, job: AnalysisJob) -> None:
+    owned = request.session.get(OWNED_JOBS_KEY, [])
+    request.session[OWNED_JOBS_KEY] = (owned + [str(job.id)])[-MAX_OWNED_JOBS:]
+
+
+def _owns(request: HttpRequest, job: AnalysisJob) -> bool:
+    return str(job.id) in request.session.get(OWNED_JOBS_KEY, []) or bool(
+        getattr(request, "user", None) and request.user.is_staff)
 
 
 @require_GET
@@ -85,6 +102,7 @@ def job_page(request: HttpRequest, job_id: str) -> HttpResponse:
                     "untrained": job.network.is_untrained},
         "search": {"name": job.search, "budget": job.budget, "unit": SEARCHES[job.search].budget_unit
                    if job.search in SEARCHES else ""},
+        "can_cancel": _owns(request, job),
         "urls": {"ws": f"/ws/jobs/{job.id}/", "state": reverse("job_state", args=[job.id]),
                  "nodes": f"/api/jobs/{job.id}/nodes/"},
     }
@@ -101,6 +119,9 @@ def job_state(request: HttpRequest, job_id: str) -> JsonResponse:
 @require_POST
 def job_cancel(request: HttpRequest, job_id: str) -> HttpResponse:
     job = _get_job(job_id)
+    if not _owns(request, job):
+        return JsonResponse({"error": "Only the browser session that started this analysis (or an admin) "
+                                      "can cancel it."}, status=403)
     if not cancel_job(job):
         return JsonResponse({"error": f"The analysis is already {job.status}."}, status=409)
     from webapp.analyses.publish import publish_status
