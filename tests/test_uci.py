@@ -19,8 +19,8 @@ from analysis.search.uci import UCIEngine, allocate_time_ms, format_info
 from tests.conftest import ROOT, require_stockfish
 
 INFO_LINE = re.compile(
-    r"^info depth \d+ seldepth \d+ time \d+ nodes \d+ nps \d+ "
-    r"score (cp -?\d+|mate -?\d+)( wdl \d+ \d+ \d+)?( pv( [a-h][1-8][a-h][1-8][qrbn]?)+)?$")
+    r"^info( multipv \d+)? depth \d+ seldepth \d+ time \d+ nodes \d+ nps \d+ "
+    r"score (cp -?\d+|mate -?\d+)( upperbound)?( wdl \d+ \d+ \d+)?( pv( [a-h][1-8][a-h][1-8][qrbn]?)+)?$")
 
 
 class _Capture(logging.Handler):
@@ -53,7 +53,7 @@ def test_full_game_against_weakest_stockfish_through_python_chess():
     our_pid = ours.protocol.transport.get_pid()
     try:
         assert ours.id["name"].startswith("Sightline")
-        assert {"Algorithm", "Nodes", "CPuct", "MinibatchSize", "Device", "UCI_ShowWDL"} <= set(ours.options)
+        assert {"Algorithm", "Nodes", "CPuct", "MinibatchSize", "Device", "UCI_ShowWDL", "MultiPV"} <= set(ours.options)
         elo_min = stockfish.options["UCI_Elo"].min
         stockfish.configure({"UCI_LimitStrength": True, "UCI_Elo": elo_min, "Threads": 1, "Hash": 16})
         ours.configure({"MinibatchSize": 16})
@@ -85,6 +85,15 @@ def test_full_game_against_weakest_stockfish_through_python_chess():
         info = ours.analyse(chess.Board("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"),
                             chess.engine.Limit(depth=1))
         assert info["score"].white() == chess.engine.Mate(1)
+        # MultiPV: python-chess asks for 3 lines; each names a different move, the best first.
+        hanging = chess.Board("4k3/8/8/3q4/8/8/3R4/4K3 w - - 0 1")  # Rxd5 wins the queen
+        for algo, limit in [("mcts", chess.engine.Limit(nodes=300)), ("alphabeta", chess.engine.Limit(depth=2))]:
+            ours.configure({"Algorithm": algo})
+            lines = ours.analyse(hanging, limit, multipv=3)
+            assert [line["multipv"] for line in lines] == [1, 2, 3], algo
+            firsts = [line["pv"][0] for line in lines]
+            assert len(set(firsts)) == 3 and firsts[0] == chess.Move.from_uci("d2d5"), (algo, firsts)
+            assert lines[0]["score"].relative > lines[1]["score"].relative, algo
     finally:
         ours.quit()
         stockfish.quit()
@@ -119,7 +128,7 @@ def _wait_for(out: io.StringIO, prefix: str, timeout: float = 10.0) -> str:
     "position somewhere", "position startpos e2e4", "go depth", "go nodes many", "go depth -3",
     "setoption", "setoption name Nodes value -5", "setoption name Algorithm value minimax",
     "setoption name CPuct value fast", "setoption name CPuct value inf", "setoption name UCI_ShowWDL value maybe",
-    "setoption name NoSuchOption value 1", "frobnicate", "go wtime 100 btime",
+    "setoption name NoSuchOption value 1", "setoption name MultiPV value 0", "frobnicate", "go wtime 100 btime",
     "position fen 8/8/8/8/8/8/8/8 w - - 0 1",
 ])
 def test_malformed_commands_get_an_info_string_and_the_engine_carries_on(line):

@@ -303,7 +303,7 @@ class GumbelMuZero(Search):
         for i, move in enumerate(root.moves):
             n = int(root.N[i])
             stats.append(RootMove(move, visits=n, q=value_to_score(root.W[i] / n) if n else None,
-                                  prior=float(root.P[i])))
+                                  prior=float(root.P[i]), pv=principal_variation(root, i) if n else [move]))
         stats.sort(key=lambda r: (r.visits, r.prior), reverse=True)
         depth = round(self._depth_sum / self._depth_count) if self._depth_count else 0
         return SearchResult(self.name, root.moves[idx], principal_variation(root, idx),

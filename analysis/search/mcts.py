@@ -250,7 +250,7 @@ class MCTS(Search):
             c = root.children[i]
             q_i = -c.proven if c is not None and c.proven is not None else (root.W[i] / n if n else None)
             stats.append(RootMove(move, visits=n, q=value_to_score(q_i) if q_i is not None else None,
-                                  prior=float(root.P[i])))
+                                  prior=float(root.P[i]), pv=principal_variation(root, i) if n else [move]))
         stats.sort(key=lambda r: (r.visits, r.prior), reverse=True)
         return SearchResult(self.name, root.moves[idx], principal_variation(root, idx),
                             value_to_score(q), wdl, self._nodes, 0.0, depth=depth,

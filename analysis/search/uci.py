@@ -19,7 +19,7 @@ from typing import Callable, TextIO
 
 import chess
 
-from analysis.evaluator import Evaluator
+from analysis.evaluator import Evaluator, score_to_centipawns
 from analysis.positions import board_from_fen, play_uci
 from analysis.search.base import Budget, Search, SearchResult
 from analysis.search.registry import SEARCH_NAMES, make_search, make_settings
@@ -39,6 +39,7 @@ class Options:
     device: str = "auto"
     move_overhead_ms: int = 50
     show_wdl: bool = True
+    multipv: int = 1          # lines per info block: the best line, then the next root moves
 
 
 def allocate_time_ms(remaining_ms: int, increment_ms: int, moves_to_go: int | None,
@@ -54,8 +55,8 @@ def allocate_time_ms(remaining_ms: int, increment_ms: int, moves_to_go: int | No
     return int(max(MIN_THINK_MS, min(target, ceiling) - overhead_ms / 4))
 
 
-def format_info(result: SearchResult, show_wdl: bool = True) -> str:
-    parts = ["info", "depth", str(max(1, result.depth)), "seldepth", str(max(1, result.seldepth, result.depth)),
+def format_info(result: SearchResult, show_wdl: bool = True, multipv: int | None = None) -> str:
+    parts = ["info"] + (["multipv", str(multipv)] if multipv else []) + ["depth", str(max(1, result.depth)), "seldepth", str(max(1, result.seldepth, result.depth)),
              "time", str(int(result.elapsed_s * 1000)), "nodes", str(result.nodes), "nps", str(result.nps)]
     if result.mate is not None:
         parts += ["score", "mate", str(result.mate)]
@@ -68,6 +69,26 @@ def format_info(result: SearchResult, show_wdl: bool = True) -> str:
     if result.pv:
         parts += ["pv"] + [m.uci() for m in result.pv]
     return " ".join(parts)
+
+
+def format_multipv(result: SearchResult, show_wdl: bool, lines: int) -> list[str]:
+    """``lines`` info lines: the search's best line, then the other root moves in the search's
+    order (visits, else score). A root move's score is its own value (alpha-beta's after a
+    cut-off is only an upper bound, said so); its PV is its subtree's best line where the
+    search keeps a tree, else the move alone."""
+    if lines <= 1:
+        return [format_info(result, show_wdl)]
+    out = [format_info(result, show_wdl, multipv=1)]
+    head = ["depth", str(max(1, result.depth)), "seldepth", str(max(1, result.seldepth, result.depth)),
+            "time", str(int(result.elapsed_s * 1000)), "nodes", str(result.nodes), "nps", str(result.nps)]
+    others = [r for r in result.top_root(len(result.root)) if r.move != result.best_move
+              and (r.q is not None or r.score is not None)]
+    for rank, root in enumerate(others[: lines - 1], start=2):
+        value = root.q if root.q is not None else root.score
+        score = ["score", "cp", str(score_to_centipawns(value))] + (["upperbound"] if root.bound == "upper" else [])
+        out.append(" ".join(["info", "multipv", str(rank), *head, *score, "pv",
+                             *(m.uci() for m in (root.pv or [root.move]))]))
+    return out
 
 
 class UCIEngine:
@@ -136,6 +157,7 @@ class UCIEngine:
         self.send(f"option name MinibatchSize type spin default {o.batch_size} min 1 max 1024")
         self.send(f"option name Device type string default {o.device}")
         self.send(f"option name MoveOverhead type spin default {o.move_overhead_ms} min 0 max 5000")
+        self.send(f"option name MultiPV type spin default {o.multipv} min 1 max 256")
         self.send(f"option name UCI_ShowWDL type check default {'true' if o.show_wdl else 'false'}")
         self.send("uciok")
 
@@ -194,6 +216,9 @@ class UCIEngine:
                 o.batch_size = _int_in(value, 1, 1024)
             elif key == "moveoverhead":
                 o.move_overhead_ms = _int_in(value, 0, 5000)
+            elif key == "multipv":
+                o.multipv = _int_in(value, 1, 256)
+                return  # only changes what is printed: keep the search and its tree
             elif key == "uci_showwdl":
                 if value.lower() not in ("true", "false"):
                     raise ValueError("UCI_ShowWDL takes true or false")
@@ -329,15 +354,19 @@ class UCIEngine:
         return self._search
 
     def _search_thread(self, search: Search, board: chess.Board, budget: Budget) -> None:
-        show_wdl = self.options.show_wdl
+        show_wdl, lines = self.options.show_wdl, self.options.multipv
+
+        def report(r: SearchResult) -> None:
+            for line in format_multipv(r, show_wdl, lines):
+                self.send(line)
+
         result: SearchResult | None = None
         try:
-            result = search.run(board, budget,
-                                progress=lambda r: None if r.final else self.send(format_info(r, show_wdl)))
+            result = search.run(board, budget, progress=lambda r: None if r.final else report(r))
         except Exception as exc:  # report, then still answer with a legal move
             self.info_string(f"search failed: {exc}")
         if result is not None:
-            self.send(format_info(result, show_wdl))
+            report(result)
         if self._infinite:
             self._stop_requested.wait()  # UCI: no bestmove before stop during go infinite
         self.send(_bestmove_line(board, result))
