@@ -58,3 +58,28 @@ def test_the_shipped_repository_network_has_its_card():
 
     card = _card_for(ROOT / "weights" / "cf-small.safetensors")
     assert card is not None and "puzzles" in card and "cf-small" in card
+
+
+def test_the_shipped_network_says_how_it_was_trained_and_what_it_measured():
+    from analysis.checkpoint import read_header
+
+    path = ROOT / "weights" / "cf-small.safetensors"
+    meta, _ = read_header(path)
+    assert meta.trained
+    for key in ("steps", "wall_seconds", "hardware", "data_card", "train_rows", "swa"):
+        assert meta.provenance.get(key), key
+    assert meta.provenance["data_card"]["annotate"]["stockfish"].startswith("Stockfish")
+    measured = {"puzzles_policy", "puzzles_value", "sts_policy", "sts_value", "metrics_policy", "metrics_value",
+                "match_policy_vs_sf1350", "match_value_vs_sf1350", "baseline_puzzles", "baseline_sts",
+                "baseline_metrics", "baseline_match_vs_sf1350"}
+    assert measured <= set(meta.metrics)
+    assert meta.metrics["match_policy_vs_sf1350"]["games"] >= 100
+    assert meta.metrics["match_value_vs_sf1350"]["games"] >= 100
+    assert path.stat().st_size < 25_000_000
+    # The card reports the figures the file carries.
+    card = (ROOT / "weights" / "README.md").read_text()
+    for name in ("puzzles_policy", "puzzles_value", "baseline_puzzles"):
+        m = meta.metrics[name]
+        assert f"{100 * m['accuracy']:.1f}% ({m['solved']}/{m['total']})" in card, name
+    for name in ("sts_policy", "sts_value", "baseline_sts"):
+        assert f"{meta.metrics[name]['score']} / 15000" in card, name
