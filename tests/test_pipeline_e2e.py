@@ -157,3 +157,9 @@ def test_cli_errors_are_clean(tmp_path, capsys):
     bad.write_text('data = "x"\nout = "y"\nlearning_rate = 3\n')
     assert main(["train", "--config", str(bad)]) == 2
     assert "unknown setting" in capsys.readouterr().err
+    assert main(["report", "--model", str(tmp_path / "missing.safetensors")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert main(["init", "--preset", "cf-tiny", "--out", str(tmp_path / "fresh.safetensors")]) == 0
+    capsys.readouterr()
+    assert main(["report", "--model", str(tmp_path / "fresh.safetensors")]) == 2
+    assert "no measured metrics" in capsys.readouterr().err

@@ -116,3 +116,28 @@ def test_head_to_head_difference_and_interval():
     assert math.isfinite(sweep["elo_diff"]) and sweep["elo_diff"] > 300
     with pytest.raises(ValueError):
         elo_difference(0, 0, 0)
+
+
+def test_card_tables_render_every_measured_figure_and_say_what_is_missing():
+    from analysis.eval.report import render_markdown
+
+    puzzles = {"accuracy": 0.125, "solved": 125, "total": 1000,
+               "buckets": {"1200-1599": {"solved": 100, "total": 700, "accuracy": 100 / 700},
+                           "800-1199": {"solved": 25, "total": 300, "accuracy": 25 / 300}}}
+    metrics = {
+        "puzzles_policy": puzzles,
+        "sts_policy": {"score": 4321, "maximum": 15000, "themes": {"Undermine": {"score": 300, "maximum": 1000}}},
+        "metrics_policy": {"action_accuracy": 0.4, "kendall_tau": 0.2125, "positions": 10811},
+        "match_policy_vs_sf1350": {"b": "stockfish-1350", "wins": 1, "draws": 4, "losses": 95, "games": 100,
+                                   "elo_diff": -600.4, "ci95": [-800.2, -400.9]},
+        "baseline_puzzles": {**puzzles, "accuracy": 0.08, "solved": 80},
+    }
+    text = render_markdown(metrics)
+    policy_row = next(line for line in text.splitlines() if line.startswith("| policy agent"))
+    assert "12.5% (125/1000)" in policy_row and "4321 / 15000" in policy_row
+    assert "40.0% (n=10811)" in policy_row and "0.212" in policy_row
+    assert "+1 =4 -95 (100 games), -600 [-800, -401]" in policy_row
+    value_row = next(line for line in text.splitlines() if line.startswith("| value agent"))
+    assert value_row.count("not measured") == 5
+    assert "800-1199 25/300 (8%), 1200-1599 100/700 (14%)" in text  # buckets in rating order
+    assert "Undermine 300" in text

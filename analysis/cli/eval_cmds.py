@@ -139,6 +139,20 @@ def _spec_agent(spec: str, device: str | None):
         raise CommandError(f"{spec}: {exc}") from exc
 
 
+def _report(args) -> int:
+    from analysis.checkpoint import CheckpointError, read_header
+    from analysis.eval.report import render_markdown
+
+    try:
+        meta, _ = read_header(Path(args.model))
+    except (CheckpointError, OSError) as exc:
+        raise CommandError(str(exc)) from exc
+    if not meta.metrics:
+        raise CommandError(f"{args.model}: no measured metrics in its metadata (see attach-metrics)")
+    print(render_markdown(meta.metrics), end="")
+    return 0
+
+
 def _attach(args) -> int:
     from analysis.checkpoint import CheckpointError
     from analysis.eval.report import attach_metrics
@@ -196,6 +210,10 @@ def register(subparsers) -> None:
     p.add_argument("--device")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=_match)
+
+    p = subparsers.add_parser("report", help="a checkpoint's measured metrics as the Markdown tables of a model card")
+    p.add_argument("--model", required=True, help="checkpoint whose metadata holds the metrics")
+    p.set_defaults(handler=_report)
 
     p = subparsers.add_parser("attach-metrics", help="store measured results (JSON files) in a checkpoint's metadata")
     p.add_argument("--model", required=True, help="checkpoint to update (weights are kept as they are)")
