@@ -10,6 +10,7 @@ unix socket under ``var/``), ``SIGHTLINE_SECRET_KEY``, ``SIGHTLINE_DEBUG``,
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -110,6 +111,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 20, "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     })
+    # Tests: a file, not Django's shared-cache in-memory database, whose table locks ignore the
+    # busy timeout and fail at once ("database table is locked") when a test's Celery
+    # worker thread writes while the test reads.
+    DATABASES["default"]["TEST"] = {"NAME": str(Path(tempfile.gettempdir()) / f"sightline-test-{os.getpid()}.sqlite3")}
 if os.environ.get("SIGHTLINE_TEST_DB_NAME"):
     # A second test run beside another one on the same server needs its own test database.
     DATABASES["default"]["TEST"] = {"NAME": os.environ["SIGHTLINE_TEST_DB_NAME"]}
