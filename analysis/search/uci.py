@@ -55,9 +55,13 @@ def allocate_time_ms(remaining_ms: int, increment_ms: int, moves_to_go: int | No
     return int(max(MIN_THINK_MS, min(target, ceiling) - overhead_ms / 4))
 
 
+def _search_stats(result: SearchResult) -> list[str]:
+    return ["depth", str(max(1, result.depth)), "seldepth", str(max(1, result.seldepth, result.depth)),
+            "time", str(int(result.elapsed_s * 1000)), "nodes", str(result.nodes), "nps", str(result.nps)]
+
+
 def format_info(result: SearchResult, show_wdl: bool = True, multipv: int | None = None) -> str:
-    parts = ["info"] + (["multipv", str(multipv)] if multipv else []) + ["depth", str(max(1, result.depth)), "seldepth", str(max(1, result.seldepth, result.depth)),
-             "time", str(int(result.elapsed_s * 1000)), "nodes", str(result.nodes), "nps", str(result.nps)]
+    parts = ["info"] + (["multipv", str(multipv)] if multipv else []) + _search_stats(result)
     if result.mate is not None:
         parts += ["score", "mate", str(result.mate)]
     else:
@@ -79,8 +83,7 @@ def format_multipv(result: SearchResult, show_wdl: bool, lines: int) -> list[str
     if lines <= 1:
         return [format_info(result, show_wdl)]
     out = [format_info(result, show_wdl, multipv=1)]
-    head = ["depth", str(max(1, result.depth)), "seldepth", str(max(1, result.seldepth, result.depth)),
-            "time", str(int(result.elapsed_s * 1000)), "nodes", str(result.nodes), "nps", str(result.nps)]
+    head = _search_stats(result)
     others = [r for r in result.top_root(len(result.root)) if r.move != result.best_move
               and (r.q is not None or r.score is not None)]
     for rank, root in enumerate(others[: lines - 1], start=2):

@@ -160,20 +160,24 @@ export class Explorer {
     return out;
   }
 
-  // The [low, high] that colours span for a map of ``vals`` under the chosen scale.
-  range(vals) {
+  // The [low, high] that colours span for a map of ``vals``; ``shared`` is the layer's range when
+  // the heads share one (computed once per draw).
+  range(vals, shared) {
     if (this.scale === "absolute") return [0, 1];
-    if (this.scale === "layer") {
-      let high = 0;
-      for (let h = 0; h < this.data.heads; h++) for (const v of this.values(String(h))) high = Math.max(high, v);
-      return [0, high];
-    }
+    if (shared) return shared;
     let high = -Infinity, low = Infinity;
     for (const v of vals) { high = Math.max(high, v); low = Math.min(low, v); }
     return [low, high];
   }
 
-  paint(board, vals, [low, high] = this.range(vals)) {
+  // 0 .. the highest value of any head for the current query and mode.
+  layerRange() {
+    let high = 0;
+    for (let h = 0; h < this.data.heads; h++) for (const v of this.values(String(h))) high = Math.max(high, v);
+    return [0, high];
+  }
+
+  paint(board, vals, [low, high]) {
     const span = high - low;
     board.setHeat(Array.from(vals, (v) => (span > 0 ? (v - low) / span : 0.5)), colour);
     return [low, high];
@@ -206,7 +210,9 @@ export class Explorer {
     this.board.setPieceOpacity(0.6);
     this.board.setMarks({ [this.query]: "query" });
     this.board.setArrows(next ? [{ from: squareIndex(next.uci.slice(0, 2)), to: squareIndex(next.uci.slice(2, 4)), width: 0.2, colour: "#e11d48", opacity: 0.85 }] : []);
-    const [min, max] = this.paint(this.board, this.values(this.head));
+    const shared = this.scale === "layer" ? this.layerRange() : null;
+    const main = this.values(this.head);
+    const [min, max] = this.paint(this.board, main, this.range(main, shared));
     const fmt = (v) => (v < 0.1 ? v.toFixed(4) : v.toFixed(3));
     document.getElementById("legend-max").textContent = fmt(max);
     document.getElementById("legend-min").textContent = fmt(min);
@@ -223,7 +229,8 @@ export class Explorer {
     this.minis.forEach((mini, h) => {
       mini.setPosition(node.fen);
       mini.setMarks({ [this.query]: "query" });
-      this.paint(mini, this.values(String(h)));
+      const vals = this.values(String(h));
+      this.paint(mini, vals, this.range(vals, shared));
       mini.svg.parentElement.parentElement.classList.toggle("selected", String(h) === String(this.head));
     });
   }

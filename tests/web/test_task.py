@@ -14,6 +14,7 @@ from webapp.analyses.attention import dequantise, encode_maps
 from webapp.analyses.gameinput import parse_pgn
 from webapp.analyses.jobs import create_job
 from webapp.analyses.models import AnalysisJob, AttentionMap, PositionResult
+from workers import tasks
 from workers.model_cache import ModelCache
 from workers.pipeline import JobRun
 
@@ -136,7 +137,6 @@ def test_failure_is_recorded_with_the_error(material_network):
 
 
 def test_the_celery_task_function_runs_the_job(material_network, monkeypatch):
-    from workers import tasks
 
     sent = []
     monkeypatch.setattr(tasks, "GroupPublisher", lambda job_id: lambda kind, payload: sent.append(kind))
@@ -192,13 +192,19 @@ def test_attention_encoding_round_trip():
     assert np.abs(back - maps[1]).max() <= maps[1].max(axis=-1).max() / 255 + 1e-6
 
 
-def test_attention_endpoint_computes_on_demand(client, tiny_network, monkeypatch):
-    from workers import tasks
-
+@pytest.fixture
+def analysed_job(tiny_network, monkeypatch):
+    """A job whose analysis has run, and the list its attention requests are queued on."""
     job = create_job(parse_pgn(SHORT_GAME), tiny_network, "policy", 1, dispatch=False)
     run(job, ModelCache().get(tiny_network))
     queued = []
-    monkeypatch.setattr(tasks.compute_attention, "apply_async", lambda args, queue: queued.append((args, queue)))
+    monkeypatch.setattr(tasks.compute_attention, "apply_async",
+                        lambda args, queue: queued.append((args, queue)))
+    return job, queued
+
+
+def test_attention_endpoint_computes_on_demand(client, analysed_job):
+    job, queued = analysed_job
     url = f"/api/jobs/{job.id}/nodes/3/attention/?layer=1"
     first = client.get(url)
     assert first.status_code == 202 and queued == [([str(job.id), 3], "cpu")]
@@ -215,25 +221,15 @@ def test_attention_endpoint_computes_on_demand(client, tiny_network, monkeypatch
     assert AttentionMap.objects.get().status == "ready"
 
 
-def test_attention_bad_layer_is_refused_before_any_work(client, tiny_network, monkeypatch):
-    from workers import tasks
-
-    job = create_job(parse_pgn(SHORT_GAME), tiny_network, "policy", 1, dispatch=False)
-    run(job, ModelCache().get(tiny_network))
-    queued = []
-    monkeypatch.setattr(tasks.compute_attention, "apply_async", lambda args, queue: queued.append((args, queue)))
+def test_attention_bad_layer_is_refused_before_any_work(client, analysed_job):
+    job, queued = analysed_job
     response = client.get(f"/api/jobs/{job.id}/nodes/2/attention/?layer=5")
     assert response.status_code == 400 and "between 0 and 1" in response.json()["error"]
     assert queued == [] and not AttentionMap.objects.exists()
 
 
-def test_failed_attention_reports_and_retries(client, tiny_network, monkeypatch):
-    from workers import tasks
-
-    job = create_job(parse_pgn(SHORT_GAME), tiny_network, "policy", 1, dispatch=False)
-    run(job, ModelCache().get(tiny_network))
-    queued = []
-    monkeypatch.setattr(tasks.compute_attention, "apply_async", lambda args, queue: queued.append((args, queue)))
+def test_failed_attention_reports_and_retries(client, analysed_job):
+    job, queued = analysed_job
     url = f"/api/jobs/{job.id}/nodes/2/attention/"
     assert client.get(url).status_code == 202
     AttentionMap.objects.update(status=AttentionMap.Status.FAILED, error="out of memory")

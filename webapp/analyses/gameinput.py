@@ -104,10 +104,6 @@ class Node:
     # The page shows the exact result there; a network's value of such a position is noise.
     outcome: dict | None = None
 
-    def __post_init__(self) -> None:
-        if self.outcome is None:
-            self.outcome = board_outcome(chess.Board(self.fen))
-
     def as_dict(self) -> dict:
         return {"id": self.id, "parent": self.parent, "ply": self.ply, "san": self.san, "uci": self.uci,
                 "fen": self.fen, "children": list(self.children), "main": self.mainline, "outcome": self.outcome}
@@ -194,7 +190,7 @@ def parse_fen(text: str) -> GameTree:
     except ValueError as exc:
         message = str(exc)
         raise GameInputError(message[0].upper() + message[1:] + ".") from exc
-    root = Node(id=0, parent=None, ply=board.ply(), san=None, uci=None, fen=board.fen())
+    root = Node(id=0, parent=None, ply=board.ply(), san=None, uci=None, fen=board.fen(), outcome=board_outcome(board))
     return GameTree(headers={"FEN": board.fen(), "SetUp": "1"}, start_fen=board.fen(), nodes=[root])
 
 
@@ -312,7 +308,8 @@ def _tree_from_game(game: chess.pgn.Game, text: str) -> GameTree:
     total = sum(1 for _ in _walk(game)) - 1
     if total > MAX_PLIES:
         raise GameInputError(f"The game has {total} plies (variations included); the limit is {MAX_PLIES}.")
-    nodes = [Node(id=0, parent=None, ply=board.ply(), san=None, uci=None, fen=board.fen())]
+    nodes = [Node(id=0, parent=None, ply=board.ply(), san=None, uci=None, fen=board.fen(),
+                  outcome=board_outcome(board))]
     pending: list[tuple[chess.pgn.GameNode, int, bool]] = []
 
     def add_line(start: chess.pgn.GameNode, parent_id: int, mainline: bool) -> None:
@@ -339,7 +336,7 @@ def _append(nodes: list[Node], game_node: chess.pgn.ChildNode, parent_id: int, m
     san = board.san(game_node.move)
     board.push(game_node.move)
     node = Node(id=len(nodes), parent=parent_id, ply=parent.ply + 1, san=san, uci=game_node.move.uci(),
-                fen=board.fen(), mainline=mainline)
+                fen=board.fen(), mainline=mainline, outcome=board_outcome(board))
     nodes.append(node)
     parent.children.append(node.id)
     return node.id
