@@ -137,7 +137,6 @@ def test_failure_is_recorded_with_the_error(material_network):
 
 
 def test_the_celery_task_function_runs_the_job(material_network, monkeypatch):
-
     sent = []
     monkeypatch.setattr(tasks, "GroupPublisher", lambda job_id: lambda kind, payload: sent.append(kind))
     job = create_job(parse_pgn(SHORT_GAME), material_network, "value", 1, dispatch=False)
