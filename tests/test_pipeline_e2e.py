@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import chess
 import pyarrow.parquet as pq
 import pytest
 
@@ -31,16 +32,30 @@ def tiny_dataset(tmp_path_factory) -> Path:
 def test_annotation_rows(tiny_dataset):
     from analysis.data.store import annotated_shards, read_annotated, read_card
 
-    assert len(annotated_shards(tiny_dataset)) == 2  # 16 + 14
+    assert len(annotated_shards(tiny_dataset)) == 2  # 16 + 14 plan rows
     table = read_annotated(tiny_dataset)
-    assert table.num_rows == 30
-    keys = [" ".join(f.split()[:4]) for f in table["fen"].to_pylist()]
-    assert len(set(keys)) == 30  # deduplicated
+    rows = table.to_pylist()
+    planned = [r for r in rows if r["source"] != "refute"]
+    assert len(planned) == 30
+    # Every perturbed child is followed by its refutation: the child plus Stockfish's best reply.
+    for i, row in enumerate(rows):
+        if row["source"] == "perturb":
+            child = chess.Board(row["fen"])
+            child.push_uci(row["best_move"])
+            if not child.is_game_over():
+                refutation = rows[i + 1]
+                assert refutation["source"] == "refute" and refutation["game_id"] == row["game_id"]
+                assert refutation["fen"] == child.fen() and refutation["split"] == row["split"]
+    assert any(r["source"] == "refute" for r in rows)
+    # Deduplicated, except that a game's opening plies are kept once per game.
+    keys = [(r["game_id"] if r["ply"] < 8 and r["source"] == "pgn" else "", " ".join(r["fen"].split()[:4]))
+            for r in planned]
+    assert len(set(keys)) == 30
     games = {}
     for g, s in zip(table["game_id"].to_pylist(), table["split"].to_pylist()):
         games.setdefault(g, set()).add(s)
     assert all(len(s) == 1 for s in games.values())  # no game on both sides
-    for row in table.to_pylist():
+    for row in rows:
         assert 0.0 <= row["win"] <= 1.0
         assert sum(row["wdl"]) == pytest.approx(1.0, abs=1e-3)
         assert row["best_index"] in row["legal_indices"]
@@ -62,7 +77,7 @@ def test_annotation_resumes_without_redoing_shards(tiny_dataset):
     annotate_dataset(tiny_dataset, AnnotateConfig(limit=EngineLimit(depth=4), multipv_share=0.5, workers=1,
                                                   shard_size=16, max_positions=30), progress=False)
     assert first.stat().st_mtime_ns == before and second.exists()
-    assert pq.read_table(second).num_rows == 14
+    assert pq.read_table(second, filters=[("source", "!=", "refute")]).num_rows == 14
 
 
 def test_train_export_puzzles_match(tiny_dataset, tmp_path):

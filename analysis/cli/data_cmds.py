@@ -41,7 +41,8 @@ def _generate(args: argparse.Namespace) -> int:
         pgn_files=pgns, openings_dir=Path(args.openings) if args.openings else None,
         selfplay_games=args.selfplay_games,
         selfplay=SelfPlayConfig(limit=_limit(args), near_best=args.near_best),
-        perturb_share=args.perturb_share, min_ply=args.min_ply, test_share=args.test_share,
+        perturb_share=args.perturb_share, min_ply=args.min_ply, opening_plies=args.opening_plies,
+        tactical_weight=args.tactical_weight, test_share=args.test_share,
         max_positions=args.max_positions, workers=args.workers, stockfish=args.stockfish, seed=args.seed,
     )
     try:
@@ -58,7 +59,8 @@ def _annotate(args: argparse.Namespace) -> int:
         multipv_limit = _limit(args, "multipv_")
     cfg = AnnotateConfig(limit=_limit(args), multipv_share=args.multipv_share, multipv_test=not args.no_multipv_test,
                          multipv_limit=multipv_limit, workers=args.workers, shard_size=args.shard_size,
-                         max_positions=args.limit, stockfish=args.stockfish)
+                         max_positions=args.limit, stockfish=args.stockfish,
+                         refute_perturbed=not args.no_refute)
     if not 0 <= cfg.multipv_share <= 1:
         raise CommandError("--multipv-share must be in [0, 1]")
     try:
@@ -87,6 +89,10 @@ def register(subparsers) -> None:
     gen.add_argument("--near-best", type=float, default=0.03, help="self-play: win-prob window for move sampling")
     gen.add_argument("--perturb-share", type=float, default=0.5, help="Giraffe random-move children per position")
     gen.add_argument("--min-ply", type=int, default=0)
+    gen.add_argument("--opening-plies", type=int, default=GenerateConfig.opening_plies,
+                     help="positions before this ply are kept once per game, not once overall")
+    gen.add_argument("--tactical-weight", type=float, default=GenerateConfig.tactical_weight,
+                     help="how strongly tactical positions move up the plan (0: uniform order)")
     gen.add_argument("--test-share", type=float, default=0.05)
     gen.add_argument("--max-positions", type=int)
     gen.add_argument("--workers", type=int, default=mp.cpu_count())
@@ -104,6 +110,8 @@ def register(subparsers) -> None:
     ann.add_argument("--workers", type=int, default=mp.cpu_count())
     ann.add_argument("--shard-size", type=int, default=2048)
     ann.add_argument("--limit", type=int, help="annotate only the first N planned positions")
+    ann.add_argument("--no-refute", action="store_true",
+                     help="do not add each perturbed child's refutation (Stockfish's best reply)")
     ann.add_argument("--stockfish")
     ann.add_argument("--quiet", action="store_true")
     ann.set_defaults(handler=_annotate)

@@ -27,6 +27,10 @@ class GenerateConfig:
     selfplay: SelfPlayConfig = SelfPlayConfig()
     perturb_share: float = 0.5  # chance of adding one perturbed child per source position
     min_ply: int = 0
+    # Positions of a game's first plies are kept once per game, as often as they occur in
+    # real games, not once overall: deduplicated away, the start position and the first
+    # moves (the only positions with short or empty history planes) were almost absent.
+    opening_plies: int = 8
     test_share: float = 0.05  # share of games held out for the test split
     max_positions: int | None = None  # cap on the plan size after ordering
     tactical_weight: float = 1.0  # how strongly tactical positions are moved up the plan
@@ -96,6 +100,8 @@ def build_plan(cfg: GenerateConfig, out_dir: Path) -> dict:
     unique: list[PositionSource] = []
     for source in candidates:
         key = position_key(source.fen)
+        if source.source != "perturb" and source.ply < cfg.opening_plies:
+            key = f"{source.game_id} {key}"
         if key not in seen:
             seen.add(key)
             unique.append(source)
@@ -135,6 +141,7 @@ def build_plan(cfg: GenerateConfig, out_dir: Path) -> dict:
         "selfplay_limit": cfg.selfplay.limit.describe(),
         "selfplay_near_best": cfg.selfplay.near_best,
         "perturb_share": cfg.perturb_share,
+        "opening_plies": cfg.opening_plies,
         "test_share": cfg.test_share,
         "seed": cfg.seed,
         "candidates": len(candidates),

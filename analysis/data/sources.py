@@ -66,9 +66,16 @@ def pgn_games(paths: list[Path]) -> Iterator[tuple[str, chess.pgn.Game]]:
 
 
 def pgn_positions(paths: list[Path], *, min_ply: int = 0) -> Iterator[tuple[PositionSource, chess.Board]]:
-    """Every non-terminal position of every game, with the board for further use."""
+    """Every non-terminal position of every game, the game's first position included.
+
+    The first position matters: it is the only one the network sees with
+    empty history planes (lc0 does not fill history at the standard start),
+    and leaving it out made the start position's value arbitrary.
+    """
     for game_id, game in pgn_games(paths):
         board = game.board()
+        if min_ply <= 0 and not board.is_game_over():
+            yield from_board(board, game_id, "pgn"), board.copy(stack=True)
         for move in game.mainline_moves():
             board.push(move)
             if board.ply() >= min_ply and not board.is_game_over():

@@ -38,6 +38,11 @@ class TrainConfig:
     swa_start: float = 0  # first step (or run fraction) whose weights enter the average
     swa_every: int = 10
     policy_temperature: float = 0.02  # softmax over Stockfish win probabilities -> policy target
+    # WDL head target: "win" keeps Stockfish's draw share but matches W + D/2 to the win
+    # probability the q head learns; "stockfish" is Stockfish's own (steeper) WDL.
+    wdl_target: str = "stockfish"
+    fen_only_share: float = 0.0  # share of training rows packed from their FEN alone (history dropout)
+    colour_flip_share: float = 0.0  # share of training rows with the "black to move" plane toggled
     loss: ChessformerLossWeights = ChessformerLossWeights()
     val_every: int = 100
     val_batches: int = 8
@@ -88,6 +93,10 @@ class TrainConfig:
             raise ValueError(f"device must be auto, cpu or cuda, not {self.device!r}")
         if self.amp not in ("auto", "on", "off"):
             raise ValueError(f"amp must be auto, on or off, not {self.amp!r}")
+        if self.wdl_target not in ("win", "stockfish"):
+            raise ValueError(f"wdl_target must be win or stockfish, not {self.wdl_target!r}")
+        if not (0 <= self.fen_only_share <= 1 and 0 <= self.colour_flip_share <= 1):
+            raise ValueError("fen_only_share and colour_flip_share must be in [0, 1]")
         if self.swa_every <= 0 or self.checkpoint_every <= 0 or self.val_every <= 0:
             raise ValueError("swa_every, checkpoint_every and val_every must be positive")
 

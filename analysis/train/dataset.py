@@ -7,10 +7,23 @@ DataLoader workers share the arrays copy-on-write.
 Targets (our choices where the paper trains on self-play data we lack):
 - policy: softmax(action win probability / ``policy_temperature``) over the
   multipv-annotated moves, else one-hot on Stockfish's best move;
-- wdl: Stockfish's UCI_ShowWDL; q: 2 * win probability - 1;
+- wdl: Stockfish's UCI_ShowWDL draw share, with win and loss set so the
+  expected score W + D/2 equals the win probability (``wdl_target="win"``;
+  see ``consistent_wdl``), or Stockfish's WDL as it is (``"stockfish"``);
+- q: 2 * win probability - 1;
 - st (short-term value): the paper's "exponential moving average of future
   rewards with expected depth 6", over the same game's annotated positions
   (sign-flipped every ply); masked where under half the weight is present.
+
+History dropout: with probability ``fen_only_share`` a training row is packed
+from its FEN alone (lc0's ``fen_only`` history fill), as a pasted FEN is on
+the site, so a position's value does not hinge on whether its moves are known.
+
+Colour flip: the planes are already seen from the side to move, so a position
+and its colour-mirrored twin (``chess.Board.mirror``) differ only in plane 108,
+"black to move". Chess is symmetric under that mirror, so toggling the plane
+for a share ``colour_flip_share`` of rows is an exact augmentation; it teaches
+the network that the mover's colour alone is worth nothing.
 """
 
 from __future__ import annotations
@@ -18,14 +31,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import chess
 import numpy as np
 import torch
 
 from analysis.data.store import PLANES_BYTES, read_annotated
-from analysis.encoding import POLICY_SIZE
+from analysis.encoding import POLICY_SIZE, pack
 
-_COLUMNS = ["planes", "rule50", "win", "wdl", "best_index", "legal_indices", "action_indices", "action_win",
+_COLUMNS = ["fen", "planes", "rule50", "win", "wdl", "best_index", "legal_indices", "action_indices", "action_win",
             "game_id", "ply", "source"]
+WDL_TARGETS = ("win", "stockfish")
+# Sources whose positions are not followed by their game's future (no short-term target).
+_OFF_GAME_SOURCES = {"perturb", "refute"}
+_BLACK_TO_MOVE_BYTES = slice(108 * 8, 109 * 8)  # plane 108 within a packed row (8 bytes a plane)
 ST_DEPTH = 6
 ST_HORIZON = 40
 
@@ -60,7 +78,7 @@ def short_term_targets(game_ids: list[str], plies: np.ndarray, sources: list[str
     mask = np.zeros(len(q), bool)
     by_game: dict[str, dict[int, int]] = {}
     for i, (g, p, s) in enumerate(zip(game_ids, plies, sources)):
-        if s != "perturb":  # a perturbed child shares its parent's game but not its future
+        if s not in _OFF_GAME_SOURCES:  # a perturbed child shares its parent's game but not its future
             by_game.setdefault(g, {})[int(p)] = i
     for rows in by_game.values():
         for ply, i in rows.items():
@@ -76,10 +94,30 @@ def short_term_targets(game_ids: list[str], plies: np.ndarray, sources: list[str
     return st, mask
 
 
+def consistent_wdl(win: np.ndarray, wdl: np.ndarray) -> np.ndarray:
+    """(N,) win probabilities and (N, 3) Stockfish WDLs -> WDLs whose W + D/2 is the win probability.
+
+    Stockfish's WDL model is much steeper than the win-probability formula
+    (at +100 cp it gives an expected score near 0.75, the formula 0.59); trained
+    on both, cf-small's WDL head and q head told two different stories. The
+    draw share is kept where it fits (D <= 2 min(win, 1 - win)).
+    """
+    draw = np.minimum(wdl[:, 1], 2 * np.minimum(win, 1 - win))
+    out = np.stack([win - draw / 2, draw, 1 - win - draw / 2], axis=1)
+    return np.clip(out, 0.0, 1.0).astype(np.float32)
+
+
 class PositionDataset(torch.utils.data.Dataset):
     """Indexed by an array of row numbers; returns a whole batch as tensors."""
 
-    def __init__(self, root: Path, split: str, *, policy_temperature: float = 0.02, max_rows: int | None = None):
+    def __init__(self, root: Path, split: str, *, policy_temperature: float = 0.02, max_rows: int | None = None,
+                 wdl_target: str = "stockfish", fen_only_share: float = 0.0, colour_flip_share: float = 0.0,
+                 seed: int = 0):
+        if wdl_target not in WDL_TARGETS:
+            raise ValueError(f"wdl_target must be one of {', '.join(WDL_TARGETS)}, not {wdl_target!r}")
+        if not (0 <= fen_only_share <= 1 and 0 <= colour_flip_share <= 1):
+            raise ValueError("fen_only_share and colour_flip_share must be in [0, 1]")
+        self.fen_only_share, self.colour_flip_share, self.seed = fen_only_share, colour_flip_share, seed
         table = read_annotated(root, columns=_COLUMNS, split=split)
         if max_rows is not None:
             table = table.slice(0, max_rows)
@@ -92,6 +130,9 @@ class PositionDataset(torch.utils.data.Dataset):
         win = table["win"].to_numpy().astype(np.float32)
         self.q = 2 * win - 1
         self.wdl = np.asarray(table["wdl"].to_pylist(), np.float32)
+        if wdl_target == "win":
+            self.wdl = consistent_wdl(win, self.wdl)
+        self.fens = table["fen"].to_pylist()
         best = table["best_index"].to_numpy().astype(np.int64)
         self.legal = _ragged(table["legal_indices"].to_pylist(), np.int64)
         actions = table["action_indices"].to_pylist()
@@ -116,10 +157,20 @@ class PositionDataset(torch.utils.data.Dataset):
     def __len__(self) -> int:
         return self.size
 
+    def _planes(self, idx: np.ndarray) -> np.ndarray:
+        """Packed planes of rows ``idx``, with history dropout and colour flips (module doc)."""
+        planes = self.planes[idx]
+        rng = np.random.default_rng([self.seed, *idx[:8].tolist()])
+        fen_only, flip = rng.random(len(idx)), rng.random(len(idx))
+        for row in np.flatnonzero(fen_only < self.fen_only_share):
+            planes[row] = np.frombuffer(pack(chess.Board(self.fens[idx[row]])).bits.astype("<u8").tobytes(), np.uint8)
+        planes[flip < self.colour_flip_share, _BLACK_TO_MOVE_BYTES] ^= 0xFF
+        return planes
+
     def __getitem__(self, idx) -> dict[str, torch.Tensor]:
         idx = np.atleast_1d(np.asarray(idx, np.int64))
         b = len(idx)
-        bits = np.unpackbits(self.planes[idx].reshape(b, 112, 8), axis=-1, bitorder="little").astype(np.float32)
+        bits = np.unpackbits(self._planes(idx).reshape(b, 112, 8), axis=-1, bitorder="little").astype(np.float32)
         bits[:, 109, :] = self.rule50[idx, None]  # analysis.encoding: plane 109 carries the raw rule-50 count
         tokens = np.ascontiguousarray(bits.transpose(0, 2, 1))
         policy = np.zeros((b, POLICY_SIZE), np.float32)

@@ -110,9 +110,12 @@ def train(cfg: TrainConfig, *, progress: bool = True) -> Path:
         return torch.autocast(device.type, dtype=torch.bfloat16, enabled=use_amp)
 
     train_set = PositionDataset(cfg.data, "train", policy_temperature=cfg.policy_temperature,
-                                max_rows=cfg.max_train_rows)
+                                max_rows=cfg.max_train_rows, wdl_target=cfg.wdl_target,
+                                fen_only_share=cfg.fen_only_share, colour_flip_share=cfg.colour_flip_share,
+                                seed=cfg.seed)
     try:  # the held-out games: validation loss only, never used to pick weights
-        val_set = PositionDataset(cfg.data, "test", policy_temperature=cfg.policy_temperature)
+        val_set = PositionDataset(cfg.data, "test", policy_temperature=cfg.policy_temperature,
+                                  wdl_target=cfg.wdl_target)
     except ValueError:
         val_set = None
     val_batches = []
@@ -213,6 +216,8 @@ def train(cfg: TrainConfig, *, progress: bool = True) -> Path:
             "betas": list(cfg.betas), "eps": cfg.eps, "grad_clip": cfg.grad_clip, "lr_steps": cfg.lr_steps, "schedule": cfg.schedule,
             "swa": {"start": cfg.swa_start, "every": cfg.swa_every, "averaged": int(swa.n_averaged.item())},
             "loss_weights": asdict(cfg.loss), "policy_temperature": cfg.policy_temperature,
+            "wdl_target": cfg.wdl_target, "fen_only_share": cfg.fen_only_share,
+            "colour_flip_share": cfg.colour_flip_share,
             "final_val": last_val, "amp_bf16": use_amp, "planned_steps": cfg.steps,
             "stopped_by_time_limit": step < cfg.steps,
         }

@@ -1,0 +1,95 @@
+"""What the training data must contain for trustworthy values (issue: side-to-move bias)."""
+
+import numpy as np
+import pytest
+
+from tests.conftest import require_shared_data
+
+
+def test_pgn_positions_start_with_the_games_first_position():
+    import chess
+
+    from analysis.data.sources import pgn_positions
+
+    pgn = require_shared_data("pgn/Philidor.pgn")
+    first, board = next(iter(pgn_positions([pgn])))
+    assert first.ply == 0 and first.history_moves == ""
+    assert board.board_fen() == chess.Board().board_fen()
+    assert all(source.ply >= 3 for source, _ in pgn_positions([pgn], min_ply=3))
+
+
+def test_opening_plies_are_kept_once_per_game(tmp_path):
+    import pyarrow.parquet as pq
+
+    from analysis.data.plan import GenerateConfig, build_plan
+
+    pgn = require_shared_data("pgn/Philidor.pgn")
+    build_plan(GenerateConfig(pgn_files=[pgn], perturb_share=0.0, opening_plies=2, workers=1, seed=0), tmp_path)
+    plan = pq.read_table(tmp_path / "plan.parquet").to_pylist()
+    games = {r["game_id"] for r in plan}
+    starts = [r for r in plan if r["ply"] == 0]
+    assert len(starts) == len(games) >= 5  # the start position once per game
+    later = [" ".join(r["fen"].split()[:4]) for r in plan if r["ply"] >= 2]
+    assert len(later) == len(set(later))  # later plies still deduplicated overall
+
+
+def test_consistent_wdl_matches_the_win_probability_and_keeps_draws_that_fit():
+    from analysis.train.dataset import consistent_wdl
+
+    win = np.array([0.5, 0.9, 0.59, 0.0, 1.0], np.float32)
+    sf = np.array([[0.0, 1.0, 0.0], [0.5, 0.5, 0.0], [0.5, 0.45, 0.05], [0, 0, 1], [1, 0, 0]], np.float32)
+    out = consistent_wdl(win, sf)
+    assert out.sum(1) == pytest.approx(np.ones(5), abs=1e-6)
+    assert out[:, 0] + out[:, 1] / 2 == pytest.approx(win, abs=1e-6)
+    assert out[0] == pytest.approx([0.0, 1.0, 0.0])  # a dead draw stays a draw
+    assert out[1] == pytest.approx([0.8, 0.2, 0.0])  # draw share capped at 2 (1 - win)
+    assert out[2] == pytest.approx([0.365, 0.45, 0.185])  # Stockfish's draw share kept
+    assert out[3] == pytest.approx([0, 0, 1]) and out[4] == pytest.approx([1, 0, 0])
+
+
+def test_history_dropout_packs_some_rows_from_their_fen(tmp_path, monkeypatch):
+    import chess
+
+    from analysis.encoding import pack
+    from analysis.train import dataset as ds
+
+    board = chess.Board()
+    for uci in "e2e4 e7e5 g1f3 b8c6 f1b5 a7a6".split():
+        board.push_uci(uci)
+    with_history = np.frombuffer(pack(board).bits.astype("<u8").tobytes(), np.uint8)
+    fen_only = np.frombuffer(pack(chess.Board(board.fen())).bits.astype("<u8").tobytes(), np.uint8)
+    assert not np.array_equal(with_history, fen_only)
+
+    data = ds.PositionDataset.__new__(ds.PositionDataset)
+    data.planes = np.tile(with_history, (400, 1))
+    data.fens = [board.fen()] * 400
+    data.seed, data.colour_flip_share = 3, 0.0
+    idx = np.arange(400)
+    data.fen_only_share = 0.0
+    assert all(np.array_equal(p, with_history) for p in data._planes(idx))
+    data.fen_only_share = 0.25
+    planes = data._planes(idx)
+    swapped = [np.array_equal(p, fen_only) for p in planes]
+    assert all(s or np.array_equal(p, with_history) for s, p in zip(swapped, planes))
+    assert 60 < sum(swapped) < 140
+    assert np.array_equal(planes, data._planes(idx))  # the same batch packs the same way
+    assert np.array_equal(data.planes[0], with_history)  # the stored planes are untouched
+
+
+def test_colour_flip_is_the_mirrored_positions_encoding():
+    import chess
+
+    from analysis.encoding import pack
+    from analysis.train import dataset as ds
+
+    board = chess.Board("r1bqk2r/pppp1ppp/2n2n2/2b1p3/2B1P3/3P1N2/PPP2PPP/RNBQK2R w KQkq - 1 5")
+    as_bytes = lambda b: np.frombuffer(pack(b).bits.astype("<u8").tobytes(), np.uint8)  # noqa: E731
+    original, mirrored = as_bytes(board), as_bytes(board.mirror())
+    data = ds.PositionDataset.__new__(ds.PositionDataset)
+    data.planes = np.tile(original, (300, 1))
+    data.fens = [board.fen()] * 300
+    data.seed, data.fen_only_share, data.colour_flip_share = 0, 0.0, 0.5
+    planes = data._planes(np.arange(300))
+    flipped = [np.array_equal(p, mirrored) for p in planes]
+    assert all(f or np.array_equal(p, original) for f, p in zip(flipped, planes))
+    assert 100 < sum(flipped) < 200
