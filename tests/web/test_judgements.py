@@ -13,7 +13,8 @@ from tests.web.test_task import Counting, run
 from webapp.analyses.gameinput import parse_pgn
 from webapp.analyses.jobs import create_job
 from webapp.analyses.judgements import (FROM_NETWORK, FROM_SEARCH, JudgeRequest, judge_from_search,
-                                        judge_with_network, judgement_settings_key, legend)
+                                        judge_with_network, judgement_settings_key, legend,
+                                        short_legend)
 from webapp.analyses.models import AnalysisJob, PositionResult
 from webapp.analyses.results import job_results
 from workers.model_cache import ModelCache
@@ -221,4 +222,5 @@ def test_the_game_page_says_where_the_marks_come_from(client, material_network, 
         assert 'id="judgement-legend"' in body and fragment in body and "the material count" in body
     job = create_job(parse_pgn(SHORT_GAME), tiny_network, "policy", 1, dispatch=False)
     body = client.get(f"/jobs/{job.id}/").content.decode()
-    assert legend("policy").replace("'", "&#x27;") in body
+    assert legend("policy").replace("'", "&#x27;") in body  # the tooltip
+    assert short_legend("policy").replace("'", "&#x27;") in body  # the line under the moves

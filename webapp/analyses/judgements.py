@@ -173,3 +173,13 @@ def legend(search: str, valuer: str = "the network") -> str:
                f"did not value the played move, {network}")
     return (f"Marks ({scale} expected-score drop, lichess's thresholds): the drop {how}, in the position before "
             "the move. A move has no mark until both values are known.")
+
+
+def short_legend(search: str, valuer: str = "the network") -> str:
+    """The one line shown under the moves (``legend`` is its tooltip)."""
+    if search == "policy":
+        return f"Marks: drop from {valuer}'s best move to the played move, both valued by {valuer} in the same position."
+    if search == "value":
+        return "Marks: drop from the best move to the played move, both valued by the value search in the same position."
+    return (f"Marks: drop from {search}'s best move to the played move, both valued by {search} in the same "
+            f"position (by {valuer} where {search} did not value the played move).")

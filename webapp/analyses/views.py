@@ -16,6 +16,7 @@ from webapp.analyses.attention import layer_payload
 from webapp.analyses.forms import AnalyseForm
 from webapp.analyses.jobs import cancel_job, create_job
 from webapp.analyses.judgements import legend as judgement_legend
+from webapp.analyses.judgements import short_legend
 from webapp.analyses.models import AnalysisJob, AttentionMap
 from webapp.analyses.results import job_snapshot
 from webapp.analyses.searches import SEARCHES
@@ -110,7 +111,8 @@ def job_page(request: HttpRequest, job_id: str) -> HttpResponse:
     valuer = "the material count" if job.network.kind == Network.Kind.MATERIAL else "the network"
     return render(request, "analyses/job.html", {"job": job, "network": job.network, "page": page,
                                                   "piece_defs": _piece_defs(),
-                                                  "judgement_legend": judgement_legend(job.search, valuer)})
+                                                  "judgement_legend": judgement_legend(job.search, valuer),
+                                                  "judgement_legend_short": short_legend(job.search, valuer)})
 
 
 @require_GET
