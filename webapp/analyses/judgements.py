@@ -167,8 +167,8 @@ def legend(search: str, valuer: str = "the network") -> str:
         how = (f"from the value search's best move to the played move, both valued by the value search "
                f"({valuer} on every successor)")
     else:
-        stat = "root Q" if search in ("mcts", "gumbel") else "root scores; after a cut-off only an upper bound, " \
-                                                                 "so the drop shown is a lower bound"
+        bounds = "root scores; after a cut-off only an upper bound, so the drop shown is a lower bound"
+        stat = "root Q" if search in ("mcts", "gumbel") else bounds
         how = (f"from {search}'s best move to the played move, both valued by {search} ({stat}); where {search} "
                f"did not value the played move, {network}")
     return (f"Marks ({scale} expected-score drop, lichess's thresholds): the drop {how}, in the position before "
@@ -177,9 +177,10 @@ def legend(search: str, valuer: str = "the network") -> str:
 
 def short_legend(search: str, valuer: str = "the network") -> str:
     """The one line shown under the moves (``legend`` is its tooltip)."""
+    same = "in the same position"
     if search == "policy":
-        return f"Marks: drop from {valuer}'s best move to the played move, both valued by {valuer} in the same position."
+        return f"Marks: drop from {valuer}'s best move to the played move, both valued by {valuer} {same}."
     if search == "value":
-        return "Marks: drop from the best move to the played move, both valued by the value search in the same position."
-    return (f"Marks: drop from {search}'s best move to the played move, both valued by {search} in the same "
-            f"position (by {valuer} where {search} did not value the played move).")
+        return f"Marks: drop from the best move to the played move, both valued by the value search {same}."
+    return (f"Marks: drop from {search}'s best move to the played move, both valued by {search} {same} "
+            f"(by {valuer} where {search} did not value the played move).")
