@@ -1,4 +1,5 @@
-"""The analysis of one job: evaluate every position in batches, then search each one.
+"""The analysis of one job: evaluate every position in batches, then search each one
+and judge the moves played from it (see ``webapp.analyses.judgements``).
 
 Each finished position is saved (``PositionResult``, keyed by what the network
 sees) before a small message about it is published, so a page that misses a
@@ -19,6 +20,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from webapp.analyses.judgements import JudgeRequest, judge_all, judgement_settings_key
 from webapp.analyses.models import EVAL_SETTINGS_KEY, AnalysisJob, PositionResult
 from webapp.analyses.publish import publish_status
 from webapp.analyses.results import digest_key, evaluation_json, progress_json, search_json
@@ -55,6 +57,7 @@ class PlyOutput:
     node_id: int
     eval: dict | None = None
     search: dict | None = None
+    judgement: dict | None = None  # of the move that led to this node
 
 
 @dataclass
@@ -145,6 +148,7 @@ class JobRun:
         checksum, settings_key = job.network.checksum, job.search_settings_key
         known = dict(PositionResult.objects.filter(network_checksum=checksum, settings_key=settings_key,
                                                    position_key__in=set(keys)).values_list("position_key", "data"))
+        judged = self._known_judgements(keys)
         search = make_search(job.search, self.memo)
         budget = budget_for(job.search, job.budget)
         pending = _PendingSaves()
@@ -155,7 +159,7 @@ class JobRun:
                 if polled is None or time.monotonic() - polled >= CANCEL_POLL:
                     self._check_cancelled()
                     polled = time.monotonic()
-                if key not in known:
+                if key not in known or "root_values" not in known[key]:  # rows from before judgements: redo
                     t0 = time.perf_counter()
                     result = search.run(boards[node_id], budget,
                                         progress=self._progress_reporter(node_id, boards[node_id], search))
@@ -166,6 +170,7 @@ class JobRun:
                         position_key=key, network_checksum=checksum, settings_key=settings_key, data=known[key],
                         compute_ms=(time.perf_counter() - t0) * 1000.0))
                 pending.add(node_id, started)
+                self._plan_judgements(pending, node_id, boards[node_id], key, known[key], judged)
                 if pending.due():
                     self._save_searches(pending, keys, known)
         except JobCancelled:  # the finished results are complete: keep them
@@ -173,18 +178,64 @@ class JobRun:
             raise
         self._save_searches(pending, keys, known)
 
+    def _known_judgements(self, keys: list[str]) -> dict[tuple[str, str], dict]:
+        """Stored judgements of this job's moves: {(parent key, judgement settings key): data}."""
+        wanted = {judgement_settings_key(self.job.search_settings_key, node["uci"])
+                  for node in self.job.nodes if node["parent"] is not None}
+        if not wanted:
+            return {}
+        rows = PositionResult.objects.filter(network_checksum=self.job.network.checksum, settings_key__in=wanted,
+                                             position_key__in=set(keys))
+        return {(k, s): data for k, s, data in rows.values_list("position_key", "settings_key", "data")}
+
+    def _plan_judgements(self, pending: "_PendingSaves", node_id: int, board: chess.Board, key: str,
+                         search: dict, judged: dict) -> None:
+        """Queue the judgement of every move played from this node (stored ones are only announced)."""
+        for child in self.job.nodes[node_id]["children"]:
+            uci = self.job.nodes[child]["uci"]
+            stored = judged.get((key, judgement_settings_key(self.job.search_settings_key, uci)))
+            if stored is not None:
+                pending.judged.setdefault(node_id, []).append((child, stored))
+            else:
+                pending.requests.append(JudgeRequest(child, node_id, key, board, chess.Move.from_uci(uci), search))
+
+    def _judge(self, pending: "_PendingSaves") -> list[PositionResult]:
+        """Judge the pending requests (one network batch for those the search cannot judge); rows to save."""
+        rows = []
+        for request, judgement in zip(pending.requests, judge_all(self.memo, pending.requests)):
+            if judgement is None:
+                continue
+            rows.append(PositionResult(
+                position_key=request.parent_key, network_checksum=self.job.network.checksum,
+                settings_key=judgement_settings_key(self.job.search_settings_key, request.played.uci()),
+                data=judgement))
+            pending.judged.setdefault(request.parent_id, []).append((request.node_id, judgement))
+        return rows
+
     def _save_searches(self, pending: "_PendingSaves", keys: list[str], known: dict[str, dict]) -> None:
-        """One commit for the pending results and their count, then one message per position."""
+        """One commit for the pending results, judgements and count, then the messages."""
         if not pending.nodes:
             return
+        judgement_rows = self._judge(pending)
         with transaction.atomic():
             if pending.rows:
-                PositionResult.objects.bulk_create(pending.rows, ignore_conflicts=True)
+                PositionResult.objects.bulk_create(
+                    pending.rows, update_conflicts=True, update_fields=["data", "compute_ms"],
+                    unique_fields=["position_key", "network_checksum", "settings_key"])
+            if judgement_rows:
+                PositionResult.objects.bulk_create(judgement_rows, ignore_conflicts=True)
             self._bump(searched=len(pending.nodes))
-        nodes = pending.nodes
+        nodes, judged = pending.nodes, pending.judged
         pending.clear()
-        for node_id in nodes:
+        items = []
+        for node_id in nodes:  # a move's judgement follows its parent's search
             self._emit(node_id, "search", known[keys[node_id]])
+            for child, judgement in judged.get(node_id, ()):
+                items.append({"node": child, "judgement": judgement})
+                if self.on_node is not None:
+                    self.on_node(PlyOutput(child, judgement=judgement))
+        if items:
+            self.publish("judgements", {"items": items})
 
     def _progress_reporter(self, node_id: int, board: chess.Board, search):
         last = {"sent": 0.0, "polled": time.monotonic()}
@@ -261,7 +312,7 @@ class MemoEvaluator:
 
 
 class _PendingSaves:
-    """Searched positions not saved yet: rows to write and node ids to count and announce."""
+    """Searched positions not saved yet: rows to write, node ids to count and announce, moves to judge."""
 
     def __init__(self):
         self.clear()
@@ -269,6 +320,8 @@ class _PendingSaves:
     def clear(self) -> None:
         self.rows: list[PositionResult] = []
         self.nodes: list[int] = []
+        self.requests: list[JudgeRequest] = []  # moves to judge, played from the pending nodes
+        self.judged: dict[int, list[tuple[int, dict]]] = {}  # {parent node: [(child node, judgement)]}
         self.since: float | None = None
 
     def add(self, node_id: int, started: float) -> None:

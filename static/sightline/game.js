@@ -3,8 +3,6 @@
 import { Board, squareIndex } from "./board.js";
 import { Explorer } from "./explorer.js";
 
-// Expected-score drop of the mover (lichess's 0.1/0.2/0.3 win-chance steps on [-1, 1]).
-const JUDGEMENTS = [[0.15, "??", "blunder"], [0.10, "?", "mistake"], [0.05, "?!", "inaccuracy"]];
 const MAX_ARROWS = 5, ARROW_MIN = 0.04;
 
 const whiteToMove = (node) => node.fen.split(" ")[1] === "w";
@@ -53,6 +51,7 @@ class GamePage {
     const entry = this.results.get(id) || {};
     if (parts.eval) entry.eval = parts.eval;
     if (parts.search) { entry.search = parts.search; this.progress.delete(id); }
+    if (parts.judgement) entry.judgement = parts.judgement;
     this.results.set(id, entry);
   }
 
@@ -60,7 +59,7 @@ class GamePage {
     this.messages += 1;
     if (msg.sent_at_ms) this.latencies.push(Date.now() - msg.sent_at_ms);
     if (msg.kind === "snapshot") { this.mergeSnapshot(msg); this.refreshAll(); return; }
-    if (msg.kind === "ply" || msg.kind === "plies") {
+    if (msg.kind === "ply" || msg.kind === "plies" || msg.kind === "judgements") {
       for (const item of msg.kind === "ply" ? [msg] : msg.items) {
         this.mergePly(item.node, item);
         this.markMove(item.node);
@@ -85,7 +84,7 @@ class GamePage {
     const finished = this.status.status === "done";
     const complete = this.nodes.every((n) => {
       const r = this.results.get(n.id);
-      return r?.eval && (r.search || !finished);
+      return r?.eval && ((r.search && (r.judgement || n.parent === null)) || !finished);
     });
     if (complete) return;
     const res = await fetch(this.page.urls.state, { headers: { Accept: "application/json" } });
@@ -125,14 +124,19 @@ class GamePage {
     if (!wdl) return null;
     return whiteToMove(this.nodes[id]) ? wdl : [wdl[2], wdl[1], wdl[0]];
   }
+  // The stored judgement of the move that led to a node (both values from its parent position,
+  // see webapp/analyses/judgements.py): {glyph, name, drop, ...}; null until the worker has made it.
   judgement(id) {
-    const node = this.nodes[id];
-    if (node.parent === null) return null;
-    const before = this.stmScore(node.parent), afterOpp = this.stmScore(id);
-    if (before == null || afterOpp == null) return null;
-    const drop = before - (1 - afterOpp);
-    for (const [limit, glyph, name] of JUDGEMENTS) if (drop >= limit) return { glyph, name, drop };
-    return null;
+    const j = this.results.get(id)?.judgement;
+    return j && j.glyph ? j : null;
+  }
+  judgementTitle(id) {
+    const j = this.results.get(id)?.judgement, node = this.nodes[id];
+    if (!j) return "not judged yet";
+    const by = j.source === "search" ? `${this.page.search.name}'s root statistics` : "the network (both successors in one batch)";
+    const played = `${node.san} ${(100 * j.played_score).toFixed(1)}%${j.bound === "upper" ? " at most" : ""}`;
+    return (j.glyph ? `${j.glyph} ${j.name}: ` : "") + (j.played === j.best ? `${node.san} is the best move`
+      : `${played} vs ${j.best_san} ${(100 * j.best_score).toFixed(1)}% (best)`) + `; valued by ${by} before the move`;
   }
 
   // ---- navigation ----------------------------------------------------------
@@ -241,6 +245,7 @@ class GamePage {
     const j = this.judgement(id);
     el.classList.remove("blunder", "mistake", "inaccuracy");
     el.querySelector(".glyph").textContent = j ? j.glyph : "";
+    el.title = this.judgementTitle(id);
     if (j) el.classList.add(j.name);
     el.classList.toggle("pending", !this.results.has(id));
   }
@@ -255,7 +260,8 @@ class GamePage {
     document.getElementById("ply-title").textContent = title;
     const j = this.judgement(id);
     const jEl = document.getElementById("ply-judgement");
-    jEl.textContent = j ? `${j.glyph} ${j.name} (−${(100 * j.drop).toFixed(1)}%)` : "";
+    jEl.textContent = j ? `${j.glyph} ${j.name} (−${j.bound === "upper" ? "at least " : ""}${(100 * j.drop).toFixed(1)}%)` : "";
+    jEl.title = node.parent === null ? "" : this.judgementTitle(id);
     jEl.className = j ? `judgement ${j.name}` : "judgement";
 
     // eval bar and WDL (White's view)

@@ -91,6 +91,20 @@ def heat(page) -> list[str]:
     return page.eval_on_selector_all("#att-board .heat rect", "rs => rs.map(r => r.getAttribute('fill'))")
 
 
+# Every glyph on the move list is a stored same-parent judgement (none before one is known), and the
+# graph's network line is White's expected score: the side to move's evaluation, flipped on Black's turns only.
+MARKS_AND_WHITE_VIEW = """() => { const g = window.__sightline, out = {unbacked: [], judged: 0, not_white: []};
+  for (const el of document.querySelectorAll('#moves .move')) {
+    const j = g.results.get(Number(el.dataset.node))?.judgement;
+    if (j) out.judged += 1;
+    if (el.querySelector('.glyph').textContent !== ((j && j.glyph) || '')) out.unbacked.push(el.dataset.node); }
+  const net = document.getElementById('eval-graph').data?.find((t) => t.name === 'network');
+  g.mainline.forEach((id, i) => { const s = g.results.get(id)?.eval?.score; if (s == null || !net) return;
+    const white = g.nodes[id].fen.split(' ')[1] === 'w';
+    if (Math.abs(net.y[i] - (white ? s : 1 - s)) > 1e-9) out.not_white.push(id); });
+  return out; }"""
+
+
 def test_paste_watch_navigate_explore(live_site, browser):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     errors = []
@@ -111,6 +125,8 @@ def test_paste_watch_navigate_explore(live_site, browser):
     page.fill("#id_budget", "64")
     page.click("button[type=submit]")
     page.wait_for_url("**/jobs/**")
+    page.wait_for_function("window.__sightline && window.__sightline.results.size > 0", timeout=60_000)
+    assert page.evaluate(MARKS_AND_WHITE_VIEW)["unbacked"] == []  # (the graph redraws a frame later)
     page.wait_for_function("window.__sightline && window.__sightline.status.status === 'done'", timeout=120_000)
     game = page.evaluate("({history: window.__sightline.graphHistory, main: window.__sightline.mainline.length,"
                          " points: window.__sightline.graphPoints, messages: window.__sightline.messages})")
@@ -121,6 +137,9 @@ def test_paste_watch_navigate_explore(live_site, browser):
     assert game["messages"] > 34
     assert page.inner_text("#job-status") == "done"
     assert page.locator("#eval-graph .scatterlayer .trace").count() >= 2
+    assert page.evaluate(MARKS_AND_WHITE_VIEW) == {"unbacked": [], "judged": 35, "not_white": []}
+    assert "both valued by mcts" in page.inner_text("#judgement-legend")
+    assert page.inner_text(".net-chip .badge-value") == "VALUE NOT VERIFIED"  # CSS upper-cases badges
     shot(page, "03-game-done")
 
     # Keyboard: Home, Right x3, then into the 3... exd4 variation with Down, End of that line.
@@ -160,6 +179,7 @@ def test_paste_watch_navigate_explore(live_site, browser):
 
     # Clicking the graph jumps to that ply.
     before = page.evaluate("window.__sightline.current")
+    page.locator("#eval-graph").scroll_into_view_if_needed()
     box = page.locator("#eval-graph .nsewdrag").first.bounding_box()
     page.mouse.click(box["x"] + box["width"] * 0.3, box["y"] + box["height"] * 0.5)
     page.wait_for_function(f"window.__sightline.current !== {before}")

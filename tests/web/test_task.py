@@ -16,7 +16,7 @@ from webapp.analyses.jobs import create_job
 from webapp.analyses.models import AnalysisJob, AttentionMap, PositionResult
 from workers import tasks
 from workers.model_cache import ModelCache
-from workers.pipeline import JobRun
+from workers.pipeline import JobRun, _boards
 
 pytestmark = pytest.mark.django_db
 
@@ -82,10 +82,19 @@ def test_task_on_a_small_game_with_a_network(tiny_network):
 
 def test_policy_search_reuses_the_evaluations(tiny_network):
     job = create_job(parse_pgn(SHORT_GAME), tiny_network, "policy", 1, dispatch=False)
-    counting = Counting(ModelCache().get(tiny_network))
+
+    class Keys(Counting):
+        def evaluate(self, boards, **kwargs):
+            self.keys = getattr(self, "keys", []) + [self.cache_key(b) for b in boards]
+            return super().evaluate(boards, **kwargs)
+
+    counting = Keys(ModelCache().get(tiny_network))
     finished, _ = run(job, counting)
     assert finished.status == "done" and finished.searched == 9
-    assert counting.calls == 2 and counting.positions == 9  # the two evaluation batches, nothing more
+    # The two evaluation batches evaluate the game's 9 positions; the searches none of them again
+    # (later batches are the move judgements' best-move successors: see test_judgements).
+    game = [counting.cache_key(b) for b in _boards(finished.nodes)]
+    assert counting.keys[:9] == game and not set(counting.keys[9:]) & set(game)
 
 
 def test_transpositions_are_computed_once(material_network):

@@ -63,7 +63,7 @@ class JobConsumer(AsyncJsonWebsocketConsumer):
     async def job_ply(self, event):
         await self.send(text_data=event["text"])
 
-    job_plies = job_progress = job_status = job_ply
+    job_plies = job_judgements = job_progress = job_status = job_ply
 
 
 class NoRouteConsumer(AsyncWebsocketConsumer):

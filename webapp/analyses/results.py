@@ -12,6 +12,7 @@ from typing import Hashable
 import chess
 
 from analysis.evaluator import Evaluation
+from webapp.analyses.judgements import judgement_settings_key, root_values_json
 from webapp.analyses.models import EVAL_SETTINGS_KEY, AnalysisJob, PositionResult
 
 POLICY_DIGITS = 4
@@ -54,6 +55,8 @@ def san_line(board: chess.Board, moves) -> list[str]:
 def search_json(result, board: chess.Board, known_san: dict[str, str] | None = None) -> dict:
     """An ``analysis.search`` SearchResult as stored and sent (root moves trimmed), with SAN added.
 
+    ``root_values`` keeps every root move's value, untrimmed: move judgements need the played move's.
+
     ``known_san`` ({uci: san} for ``board``, e.g. from its stored evaluation) saves writing
     SAN again for the root moves that the policy already named.
     """
@@ -64,7 +67,7 @@ def search_json(result, board: chess.Board, known_san: dict[str, str] | None = N
     data.update({"algo": result.algo, "depth": result.depth, "seldepth": result.seldepth, "mate": result.mate,
                  "elapsed_s": round(result.elapsed_s, 4), "stopped": result.stopped,
                  "best_san": board.san(result.best_move) if result.best_move else None,
-                 "pv_san": san_line(board, result.pv)})
+                 "pv_san": san_line(board, result.pv), "root_values": root_values_json(result)})
     return data
 
 
@@ -82,21 +85,40 @@ def job_status_json(job: AnalysisJob) -> dict:
 
 
 def job_results(job: AnalysisJob) -> dict[int, dict]:
-    """{node id: {"eval": ..., "search": ...}} for every node that has results stored."""
-    keys = {node["key"]: [] for node in job.nodes if node.get("key")}
+    """{node id: {"eval": ..., "search": ..., "judgement": ...}} for every node that has results stored.
+
+    A node's judgement (of the move that led to it) is stored under its parent's position key.
+    """
+    keys: dict[str, list[int]] = {}
     for node in job.nodes:
         if node.get("key"):
-            keys[node["key"]].append(node["id"])
+            keys.setdefault(node["key"], []).append(node["id"])
     if not keys:
         return {}
     wanted = {EVAL_SETTINGS_KEY: "eval", job.search_settings_key: "search"}
+    judged = _judged_moves(job)
     out: dict[int, dict] = {}
     rows = PositionResult.objects.filter(
-        network_checksum=job.network.checksum, settings_key__in=list(wanted), position_key__in=list(keys),
+        network_checksum=job.network.checksum, settings_key__in=list(wanted) + sorted({s for _, s in judged}),
+        position_key__in=list(keys),
     ).values_list("position_key", "settings_key", "data")
     for key, settings_key, data in rows:
-        for node_id in keys[key]:
-            out.setdefault(node_id, {})[wanted[settings_key]] = data
+        if settings_key in wanted:
+            for node_id in keys[key]:
+                out.setdefault(node_id, {})[wanted[settings_key]] = data
+        for node_id in judged.get((key, settings_key), ()):
+            out.setdefault(node_id, {})["judgement"] = data
+    return out
+
+
+def _judged_moves(job: AnalysisJob) -> dict[tuple[str, str], list[int]]:
+    """{(parent position key, judgement settings key): [node ids]} for every move in the job."""
+    out: dict[tuple[str, str], list[int]] = {}
+    for node in job.nodes:
+        parent = node["parent"]
+        if parent is not None and job.nodes[parent].get("key"):
+            wanted = (job.nodes[parent]["key"], judgement_settings_key(job.search_settings_key, node["uci"]))
+            out.setdefault(wanted, []).append(node["id"])
     return out
 
 

@@ -15,6 +15,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from webapp.analyses.attention import layer_payload
 from webapp.analyses.forms import AnalyseForm
 from webapp.analyses.jobs import cancel_job, create_job
+from webapp.analyses.judgements import legend as judgement_legend
+from webapp.analyses.judgements import short_legend
 from webapp.analyses.models import AnalysisJob, AttentionMap
 from webapp.analyses.results import job_snapshot
 from webapp.analyses.searches import SEARCHES
@@ -106,8 +108,11 @@ def job_page(request: HttpRequest, job_id: str) -> HttpResponse:
         "urls": {"ws": f"/ws/jobs/{job.id}/", "state": reverse("job_state", args=[job.id]),
                  "nodes": f"/api/jobs/{job.id}/nodes/"},
     }
+    valuer = "the material count" if job.network.kind == Network.Kind.MATERIAL else "the network"
     return render(request, "analyses/job.html", {"job": job, "network": job.network, "page": page,
-                                                  "piece_defs": _piece_defs()})
+                                                  "piece_defs": _piece_defs(),
+                                                  "judgement_legend": judgement_legend(job.search, valuer),
+                                                  "judgement_legend_short": short_legend(job.search, valuer)})
 
 
 @require_GET

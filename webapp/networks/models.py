@@ -6,6 +6,8 @@ from pathlib import Path
 
 from django.db import models
 
+from webapp.networks.value_sanity import ValueSanity, read_value_sanity
+
 
 def checkpoint_upload_path(instance: "Network", filename: str) -> str:
     # Name files by checksum: two uploads of one file cannot diverge, and names never collide.
@@ -58,6 +60,11 @@ class Network(models.Model):
         return self.kind == self.Kind.CHECKPOINT and not self.trained
 
     @property
+    def value_sanity(self) -> ValueSanity:
+        """The value sanity suite's verdict from the checkpoint's metrics (flagged until passed)."""
+        return read_value_sanity(self.metrics, is_network=self.kind == self.Kind.CHECKPOINT)
+
+    @property
     def path(self) -> Path | None:
         return Path(self.file.path) if self.file else None
 
@@ -67,7 +74,8 @@ class Network(models.Model):
         if self.parameters:
             label += f", {human_count(self.parameters)} params"
         label += ")"
-        return label + (" [untrained]" if self.is_untrained else "")
+        label += " [untrained]" if self.is_untrained else ""
+        return label + (f" [{self.value_sanity.label}]" if self.value_sanity.flagged else "")
 
 
 def human_count(n: int) -> str:

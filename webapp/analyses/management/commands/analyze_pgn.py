@@ -5,7 +5,9 @@ Prints one JSON object per position once its search is done, main line first:
 for the start), ``fen``, ``score`` and ``wdl`` (White's point of view; the
 search's when it gives one, else the network's), ``network_score``,
 ``policy_top`` ([uci, probability] for the side to move), ``best`` and ``pv``
-(UCI). Results land in the same cache as the site's.
+(UCI), and ``judgement`` (of the move that led here: ``glyph``, ``drop``, ``best``,
+``best_score``, ``played_score``, ``source``; see ``webapp.analyses.judgements``).
+Results land in the same cache as the site's.
 """
 
 from __future__ import annotations
@@ -63,19 +65,23 @@ class Command(BaseCommand):
             raise CommandError(f"the {spec.name} search needs a policy head; {network.name} has none")
         job = create_job(tree, network, spec.name, budget, dispatch=False)
         evals: dict[int, dict] = {}
+        judgements: dict[int, dict] = {}
         nodes = job.nodes
 
         def on_node(out: PlyOutput) -> None:
             if out.eval is not None:
                 evals[out.node_id] = out.eval
+            if out.judgement is not None:
+                judgements[out.node_id] = out.judgement
             if out.search is not None:
-                self._print(nodes[out.node_id], evals.get(out.node_id), out.search, opts["top"])
+                self._print(nodes[out.node_id], evals.get(out.node_id), out.search, opts["top"],
+                            judgements.get(out.node_id))
 
         finished = JobRun(job, models.get(network), NullPublisher(), on_node=on_node).run()
         if finished.status != "done":
             raise CommandError(f"analysis {finished.status}: {finished.error}")
 
-    def _print(self, node: dict, ev: dict | None, search: dict, top: int) -> None:
+    def _print(self, node: dict, ev: dict | None, search: dict, top: int, judgement: dict | None) -> None:
         white = " w " in node["fen"]
         source = search if search.get("score") is not None else ev
         score, wdl = white_view(source["score"], source.get("wdl") or (ev or {}).get("wdl"), white)
@@ -86,6 +92,7 @@ class Command(BaseCommand):
             "wdl": [round(x, 4) for x in wdl] if wdl else None,
             "network_score": round(network_score, 4) if network_score is not None else None,
             "policy_top": (ev or {}).get("policy", [])[:top], "best": search.get("bestmove"), "pv": search.get("pv", []),
+            "judgement": judgement,
         }
         self.stdout.write(json.dumps(line))
 
