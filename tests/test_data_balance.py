@@ -93,3 +93,38 @@ def test_colour_flip_is_the_mirrored_positions_encoding():
     flipped = [np.array_equal(p, mirrored) for p in planes]
     assert all(f or np.array_equal(p, original) for f, p in zip(flipped, planes))
     assert 100 < sum(flipped) < 200
+
+
+def test_mate_in_one_positions_leave_the_mover_a_mate():
+    import random
+
+    import chess
+
+    from analysis.data.sources import has_mate_in_one, mate_in_one_positions
+
+    positions = list(mate_in_one_positions(5, random.Random(4)))
+    assert len(positions) == 5 and len({p.game_id for p in positions}) == 5
+    for source in positions:
+        board = source.board()  # the random moves are its history
+        assert source.source == "mate-in-one" and board.fen() == source.fen
+        assert any(board.is_checkmate() for board in _after_each_move(board))
+        assert has_mate_in_one(board)
+    assert not has_mate_in_one(chess.Board())
+
+
+def _after_each_move(board):
+    for move in list(board.legal_moves):
+        child = board.copy()
+        child.push(move)
+        yield child
+
+
+def test_extra_datasets_join_the_run(tmp_path):
+    from pathlib import Path
+
+    from analysis.train.config import load_config
+
+    config = tmp_path / "run.toml"
+    config.write_text('data = "d/main"\nextra_data = ["d/mates"]\nout = "runs/x"\n')
+    cfg = load_config(config)
+    assert cfg.datasets == [Path("d/main"), Path("d/mates")]

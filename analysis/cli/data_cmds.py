@@ -35,14 +35,15 @@ def _generate(args: argparse.Namespace) -> int:
         raise CommandError(f"openings directory not found: {args.openings}")
     if args.selfplay_games and not args.openings:
         raise CommandError("--selfplay-games needs --openings DIR")
-    if not pgns and not args.selfplay_games:
-        raise CommandError("no sources: give --pgn and/or --selfplay-games with --openings")
+    if not pgns and not args.selfplay_games and not args.mate_in_one:
+        raise CommandError("no sources: give --pgn, --selfplay-games with --openings, or --mate-in-one")
     cfg = GenerateConfig(
         pgn_files=pgns, openings_dir=Path(args.openings) if args.openings else None,
         selfplay_games=args.selfplay_games,
         selfplay=SelfPlayConfig(limit=_limit(args), near_best=args.near_best),
         perturb_share=args.perturb_share, min_ply=args.min_ply, opening_plies=args.opening_plies,
-        tactical_weight=args.tactical_weight, test_share=args.test_share,
+        tactical_weight=args.tactical_weight, mate_in_one_positions=args.mate_in_one,
+        test_share=args.test_share,
         max_positions=args.max_positions, workers=args.workers, stockfish=args.stockfish, seed=args.seed,
     )
     try:
@@ -91,6 +92,8 @@ def register(subparsers) -> None:
     gen.add_argument("--min-ply", type=int, default=0)
     gen.add_argument("--opening-plies", type=int, default=GenerateConfig.opening_plies,
                      help="positions before this ply are kept once per game, not once overall")
+    gen.add_argument("--mate-in-one", type=int, default=0,
+                     help="add N random-play positions where the side to move mates in one")
     gen.add_argument("--tactical-weight", type=float, default=GenerateConfig.tactical_weight,
                      help="how strongly tactical positions move up the plan (0: uniform order)")
     gen.add_argument("--test-share", type=float, default=0.05)

@@ -15,7 +15,8 @@ from tqdm import tqdm
 
 from analysis.data.engine import find_stockfish, init_worker_engine
 from analysis.data.selfplay import SelfPlayConfig, play_game
-from analysis.data.sources import PositionSource, eco_openings, perturb, pgn_positions, tactical_score
+from analysis.data.sources import (PositionSource, eco_openings, mate_in_one_positions, perturb, pgn_positions,
+                                  tactical_score)
 from analysis.data.store import PLAN_FILE, PLAN_SCHEMA, update_card, write_table_atomic
 
 
@@ -31,6 +32,7 @@ class GenerateConfig:
     # real games, not once overall: deduplicated away, the start position and the first
     # moves (the only positions with short or empty history planes) were almost absent.
     opening_plies: int = 8
+    mate_in_one_positions: int = 0  # random-play positions with a mate in one for the mover (sources.py)
     test_share: float = 0.05  # share of games held out for the test split
     max_positions: int | None = None  # cap on the plan size after ordering
     tactical_weight: float = 1.0  # how strongly tactical positions are moved up the plan
@@ -95,6 +97,7 @@ def build_plan(cfg: GenerateConfig, out_dir: Path) -> dict:
             child = perturb(source.board(), rng, source.game_id)
             if child is not None:
                 candidates.append(child)
+    candidates.extend(mate_in_one_positions(cfg.mate_in_one_positions, rng))
 
     seen: set[str] = set()
     unique: list[PositionSource] = []
@@ -142,6 +145,7 @@ def build_plan(cfg: GenerateConfig, out_dir: Path) -> dict:
         "selfplay_near_best": cfg.selfplay.near_best,
         "perturb_share": cfg.perturb_share,
         "opening_plies": cfg.opening_plies,
+        "mate_in_one_positions": cfg.mate_in_one_positions,
         "test_share": cfg.test_share,
         "seed": cfg.seed,
         "candidates": len(candidates),

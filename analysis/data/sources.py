@@ -29,7 +29,7 @@ class PositionSource:
     history_moves: str  # space-separated UCI moves from history_fen to fen
     game_id: str  # split unit: positions of one game never straddle train/test
     ply: int
-    source: str  # "pgn", "selfplay" or "perturb"
+    source: str  # "pgn", "selfplay", "perturb", "mate-in-one" (plan) or "refute" (added by annotate)
 
     def board(self) -> chess.Board:
         """The position with its recent move stack (what ``pack`` needs)."""
@@ -139,3 +139,37 @@ def tactical_score(board: chess.Board) -> int:
         elif board.gives_check(move):
             score += 1
     return min(score, 10)
+
+
+def has_mate_in_one(board: chess.Board) -> bool:
+    for move in board.legal_moves:
+        if board.gives_check(move):
+            board.push(move)
+            mate = board.is_checkmate()
+            board.pop()
+            if mate:
+                return True
+    return False
+
+
+def mate_in_one_positions(count: int, rng: random.Random, *, max_plies: int = 16) -> Iterator[PositionSource]:
+    """Positions from random play out of the start where the side to move mates in one.
+
+    Real games and Stockfish's self-play almost never leave a mate in one on
+    the board in the opening, so a network trained on them values Scholar's
+    mate or Fool's mate as a quiet position. Random play leaves the king open
+    often (about one position in twenty), which gives such positions cheaply;
+    Stockfish labels them like any other.
+    """
+    found = 0
+    game = 0
+    while found < count:
+        board = chess.Board()
+        for _ in range(rng.randint(2, max_plies)):
+            if board.is_game_over():
+                break
+            board.push(rng.choice(list(board.legal_moves)))
+        game += 1
+        if not board.is_game_over() and has_mate_in_one(board):
+            found += 1
+            yield from_board(board, f"random:{game}", "mate-in-one")

@@ -15,6 +15,7 @@ class TrainConfig:
 
     data: Path  # dataset directory (analysis.data.store layout)
     out: Path  # run directory: state, curves, exported checkpoint
+    extra_data: list = field(default_factory=list)  # more dataset directories whose rows join both splits
     model: str = "cf-small"  # a PRESETS name of analysis.models.chessformer
     model_overrides: dict = field(default_factory=dict)
     export: Path | None = None  # where the final SWA weights go (default: out/model.safetensors)
@@ -55,6 +56,10 @@ class TrainConfig:
     threads: int = 0  # torch CPU threads; 0 leaves torch's default
     seed: int = 0
     max_train_rows: int | None = None
+
+    @property
+    def datasets(self) -> list[Path]:
+        return [self.data, *self.extra_data]
 
     @property
     def export_path(self) -> Path:
@@ -118,6 +123,7 @@ def load_config(path: Path, **overrides) -> TrainConfig:
         if key not in raw:
             raise ValueError(f"{path}: missing required setting {key!r}")
     raw["data"], raw["out"] = Path(raw["data"]), Path(raw["out"])
+    raw["extra_data"] = [Path(p) for p in raw.get("extra_data", [])]
     for key in ("export", "init_from"):
         if raw.get(key):
             raw[key] = Path(raw[key])

@@ -30,9 +30,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 import chess
 import numpy as np
+import pyarrow as pa
 import torch
 
 from analysis.data.store import PLANES_BYTES, read_annotated
@@ -110,7 +112,8 @@ def consistent_wdl(win: np.ndarray, wdl: np.ndarray) -> np.ndarray:
 class PositionDataset(torch.utils.data.Dataset):
     """Indexed by an array of row numbers; returns a whole batch as tensors."""
 
-    def __init__(self, root: Path, split: str, *, policy_temperature: float = 0.02, max_rows: int | None = None,
+    def __init__(self, root: Path | Sequence[Path], split: str, *, policy_temperature: float = 0.02,
+                 max_rows: int | None = None,
                  wdl_target: str = "stockfish", fen_only_share: float = 0.0, colour_flip_share: float = 0.0,
                  seed: int = 0):
         if wdl_target not in WDL_TARGETS:
@@ -118,11 +121,12 @@ class PositionDataset(torch.utils.data.Dataset):
         if not (0 <= fen_only_share <= 1 and 0 <= colour_flip_share <= 1):
             raise ValueError("fen_only_share and colour_flip_share must be in [0, 1]")
         self.fen_only_share, self.colour_flip_share, self.seed = fen_only_share, colour_flip_share, seed
-        table = read_annotated(root, columns=_COLUMNS, split=split)
+        roots = [root] if isinstance(root, Path) else list(root)
+        table = pa.concat_tables(read_annotated(r, columns=_COLUMNS, split=split) for r in roots)
         if max_rows is not None:
             table = table.slice(0, max_rows)
         if table.num_rows == 0:
-            raise ValueError(f"no '{split}' rows in {root}")
+            raise ValueError(f"no '{split}' rows in {', '.join(map(str, roots))}")
         self.size = table.num_rows
         planes = table["planes"].combine_chunks()
         self.planes = np.frombuffer(planes.buffers()[1], np.uint8)[: self.size * PLANES_BYTES].reshape(self.size, -1).copy()

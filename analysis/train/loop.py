@@ -109,12 +109,12 @@ def train(cfg: TrainConfig, *, progress: bool = True) -> Path:
     def autocast():
         return torch.autocast(device.type, dtype=torch.bfloat16, enabled=use_amp)
 
-    train_set = PositionDataset(cfg.data, "train", policy_temperature=cfg.policy_temperature,
+    train_set = PositionDataset(cfg.datasets, "train", policy_temperature=cfg.policy_temperature,
                                 max_rows=cfg.max_train_rows, wdl_target=cfg.wdl_target,
                                 fen_only_share=cfg.fen_only_share, colour_flip_share=cfg.colour_flip_share,
                                 seed=cfg.seed)
     try:  # the held-out games: validation loss only, never used to pick weights
-        val_set = PositionDataset(cfg.data, "test", policy_temperature=cfg.policy_temperature,
+        val_set = PositionDataset(cfg.datasets, "test", policy_temperature=cfg.policy_temperature,
                                   wdl_target=cfg.wdl_target)
     except ValueError:
         val_set = None
@@ -210,6 +210,7 @@ def train(cfg: TrainConfig, *, progress: bool = True) -> Path:
         last_val = history["val"][-1] if history["val"] else {}
         provenance = {
             "data": str(cfg.data), "data_card": read_card(cfg.data), "train_rows": len(train_set),
+            "extra_data": {str(p): read_card(p) for p in cfg.extra_data},
             "test_rows": len(val_set) if val_set is not None else 0, "steps": step, "batch_size": cfg.batch_size, "world_size": world,
             "wall_seconds": round(wall, 1), "hardware": _hardware(device, world), "torch": torch.__version__,
             "preset": cfg.model, "parameters": parameter_count(model), "optimizer": "Nadam",
