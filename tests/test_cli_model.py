@@ -64,6 +64,7 @@ def test_evaluate_readable_summary(checkpoint):
 @pytest.mark.parametrize("args, message", [
     (["--fen", "not a fen"], "invalid FEN"),
     (["--fen", "8/8/8/8/8/8/8/8 w - - 0 1"], "illegal position"),
+    (["--fen", "4k3/8/8/8/8/8/4P3/4K3 w - - 65536 1"], "half-move clock 65536"),
     (["--moves", "e2e5"], "move 1 'e2e5' is illegal"),
     (["--moves", "e2e4", "zz"], "move 2 'zz' is not UCI"),
     (["--temperature", "0"], "temperature"),

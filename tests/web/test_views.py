@@ -95,6 +95,14 @@ def test_invalid_fen(client):
     assert_rejected(post(client, fen="8/8/8/8/8/8/8/4K3 w - - 0 1"), 400, "no black king")
 
 
+def test_half_move_clock_beyond_any_game_is_refused(client):
+    # 65,536 once passed the form and failed in the worker (OverflowError in the encoder).
+    assert_rejected(post(client, fen="4k3/8/8/8/8/8/4P3/4K3 w - - 65536 1"), 400,
+                    "The half-move clock 65536 in FEN")
+    tagged = '[SetUp "1"]\n[FEN "4k3/8/8/8/8/8/4P3/4K3 w - - 65536 1"]\n\n1. e4 *'
+    assert_rejected(post(client, pgn=tagged), 400, "The half-move clock 65536 in the PGN&#x27;s FEN tag is over 150")
+
+
 def test_variant(client):
     assert_rejected(post(client, pgn='[Variant "Crazyhouse"]\n\n1. e4 e5 *'), 400,
                     "Only standard chess can be analysed; this game is &#x27;Crazyhouse&#x27;.")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import chess
 import chess.pgn
 
-from analysis.positions import board_from_fen
+from analysis.positions import board_from_fen, check_start_position
 
 MAX_INPUT_BYTES = 1_000_000
 MAX_PLIES = 1_000
@@ -305,6 +305,10 @@ def _tree_from_game(game: chess.pgn.Game, text: str) -> GameTree:
     board = game.board()
     if board.status() != chess.STATUS_VALID:
         raise GameInputError(f"The PGN's starting position is not a legal chess position ({board.fen()}).")
+    try:
+        check_start_position(board, "the PGN's FEN tag")
+    except ValueError as exc:
+        raise GameInputError(f"{str(exc)[0].upper()}{str(exc)[1:]}.") from None
     total = sum(1 for _ in _walk(game)) - 1
     if total > MAX_PLIES:
         raise GameInputError(f"The game has {total} plies (variations included); the limit is {MAX_PLIES}.")
