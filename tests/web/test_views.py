@@ -233,3 +233,25 @@ def test_static_assets_come_from_packages():
     assert plotly and "site-packages/plotly" in plotly
     assert htmx and ws
     assert finders.find("vendor/datasets/iris.csv.gz") is None
+
+
+def test_production_settings_have_debug_off_unless_asked():
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "SIGHTLINE_DEBUG"}
+    code = "import webapp.settings as s; print(s.DEBUG)"
+    assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          check=True).stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("path", ["/no-such-page/", "/api/no-such-thing/", "/jobs/"])
+def test_unknown_addresses_do_not_list_the_routes(client, settings, path):
+    settings.DEBUG = False  # what a deployment runs with (see the test above)
+    response = client.get(path)
+    body = response.content.decode()
+    assert response.status_code == 404
+    assert "There is nothing at this address." in body
+    for leak in ("tried", "URLPattern", "URLResolver", "admin/", "attention"):
+        assert leak not in body

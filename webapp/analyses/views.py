@@ -9,7 +9,7 @@ from django.core.exceptions import NON_FIELD_ERRORS, RequestDataTooBig
 from django.forms.utils import ErrorDict
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
+from django.urls import Resolver404, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from webapp.analyses.attention import layer_payload
@@ -195,7 +195,15 @@ def bad_request(request: HttpRequest, exception=None) -> HttpResponse:
 
 
 def not_found(request: HttpRequest, exception=None) -> HttpResponse:
-    message = str(exception) if exception and str(exception) else "There is nothing at this address."
+    message = _not_found_message(exception)
     if request.path.startswith("/api/"):
         return JsonResponse({"error": message}, status=404)
     return render(request, "404.html", {"message": message}, status=404)
+
+
+def _not_found_message(exception) -> str:
+    """A view's own Http404 message; never the URL resolver's, whose text lists every route."""
+    if (isinstance(exception, Http404) and not isinstance(exception, Resolver404) and exception.args
+            and isinstance(exception.args[0], str) and exception.args[0]):
+        return exception.args[0]
+    return "There is nothing at this address."
