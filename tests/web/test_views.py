@@ -255,3 +255,11 @@ def test_unknown_addresses_do_not_list_the_routes(client, settings, path):
     assert "There is nothing at this address." in body
     for leak in ("tried", "URLPattern", "URLResolver", "admin/", "attention"):
         assert leak not in body
+
+
+def test_pasted_pgn_with_a_byte_order_mark_is_analysed(client, monkeypatch):
+    monkeypatch.setattr("workers.tasks.run_analysis.apply_async", lambda *a, **k: None)
+    response = post(client, pgn="\ufeff" + OPERA_GAME)
+    assert response.status_code == 302, response.content[:300]
+    assert AnalysisJob.objects.get().headers["White"] == "Paul Morphy"
+    assert post(client, fen="\ufeff8/8/8/8/8/5k2/8/4K1Q1 w - - 0 1").status_code == 302

@@ -183,8 +183,13 @@ class _StrictBuilder(chess.pgn.GameBuilder):
         raise GameInputError(f"The PGN could not be read: {error}.") from error
 
 
+# A byte-order mark: Windows editors put it at the start of text they save, and it comes
+# along when that text is copied. It is no part of the game.
+BOM = "\ufeff"
+
+
 def parse_fen(text: str) -> GameTree:
-    fen = " ".join(text.split())
+    fen = " ".join(text.removeprefix(BOM).split())
     try:
         board = board_from_fen(fen)
     except ValueError as exc:
@@ -216,6 +221,7 @@ def list_games(text: str) -> list[GameSummary]:
 
 def parse_pgn(text: str, game_index: int | None = None) -> GameTree:
     """The game at ``game_index`` (required when the text holds several games)."""
+    text = text.removeprefix(BOM)
     if len(text.encode("utf-8")) > MAX_INPUT_BYTES:
         raise GameInputError(f"The PGN is larger than {MAX_INPUT_BYTES // 1_000_000} MB.")
     if not text.strip():
