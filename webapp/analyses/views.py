@@ -13,6 +13,7 @@ from django.urls import Resolver404, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from webapp.analyses.attention import layer_payload
+from webapp.analyses.attention_limits import refuse_new_computation
 from webapp.analyses.forms import AnalyseForm
 from webapp.analyses.jobs import cancel_job, create_job
 from webapp.analyses.models import AnalysisJob, AttentionMap
@@ -151,8 +152,17 @@ def attention(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse:
     layers = job.network.config.get("layers")
     if isinstance(layers, int) and not 0 <= layer < layers:  # refuse before queueing any work
         return JsonResponse({"error": f"layer must be between 0 and {layers - 1}."}, status=400)
-    entry, created = AttentionMap.objects.get_or_create(position_key=key, network_checksum=job.network.checksum)
-    retry = entry.status == AttentionMap.Status.FAILED and request.GET.get("retry") == "1"
+    entry = AttentionMap.objects.filter(position_key=key, network_checksum=job.network.checksum).first()
+    retry = entry is not None and entry.status == AttentionMap.Status.FAILED and request.GET.get("retry") == "1"
+    if entry is None or retry:  # new work for a worker: within the limits only
+        refusal = refuse_new_computation(request, job)
+        if refusal is not None:
+            response = JsonResponse({"error": refusal.message}, status=429)
+            response["Retry-After"] = str(refusal.retry_after_s)
+            return response
+    created = False
+    if entry is None:
+        entry, created = AttentionMap.objects.get_or_create(position_key=key, network_checksum=job.network.checksum)
     if created or retry:
         if retry:
             AttentionMap.objects.filter(pk=entry.pk).update(status=AttentionMap.Status.PENDING, error="")
