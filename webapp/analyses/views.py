@@ -31,7 +31,7 @@ def _recent_jobs():
 
 
 def _home_context(form: AnalyseForm) -> dict:
-    return {"form": form, "networks": Network.objects.filter(active=True), "searches": list(SEARCHES.values()),
+    return {"form": form, "networks": Network.objects.offered(), "searches": list(SEARCHES.values()),
             "recent": _recent_jobs()}
 
 
