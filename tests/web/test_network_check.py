@@ -113,3 +113,21 @@ def test_a_missing_broker_leaves_a_message_and_check_again_queues_it(
         admin_client.post("/admin/networks/network/", {"action": "check_again", "_selected_action": [network.pk]})
     assert sent == [network.pk]
     assert tasks.check_network.run(network.pk) == Network.Status.READY
+
+
+def test_a_check_of_a_file_replaced_meanwhile_records_nothing(
+        admin_client, django_capture_on_commit_callbacks, queued_checks, tiny_checkpoint, monkeypatch):
+    from webapp.networks import registry
+
+    network, _ = upload(admin_client, django_capture_on_commit_callbacks, "swapped", Path(tiny_checkpoint).read_bytes())
+    inspect = registry.inspect_checkpoint
+
+    def inspect_while_another_file_arrives(path):
+        facts = inspect(path)
+        Network.objects.filter(pk=network.pk).update(checksum="0" * 64)  # a new upload, its own check to come
+        return facts
+
+    monkeypatch.setattr(registry, "inspect_checkpoint", inspect_while_another_file_arrives)
+    assert tasks.check_network.run(network.pk) == "superseded"
+    network.refresh_from_db()
+    assert network.status == Network.Status.CHECKING and network.family == "" and network.checksum == "0" * 64

@@ -136,13 +136,20 @@ def check_network(network_id: int) -> str:
         return _finish_check(network, Network.Status.REJECTED, f"the check itself failed: {type(exc).__name__}: {exc}")
     apply_facts(network, facts)
     network.card = network.card or default_card(facts, network.name)
-    return _finish_check(network, Network.Status.READY, "")
+    return _finish_check(network, Network.Status.READY, "", _FACT_FIELDS)
 
 
-def _finish_check(network: Network, status: str, message: str) -> str:
-    network.status, network.status_message = status, message
-    network.save()
-    return status
+# What a check learns from the file (besides the checksum the upload recorded).
+_FACT_FIELDS = ("kind", "size_bytes", "family", "preset", "config", "parameters", "trained", "provenance",
+                "metrics", "has_policy", "has_wdl", "has_attention", "card")
+
+
+def _finish_check(network: Network, status: str, message: str, fields: tuple[str, ...] = ()) -> str:
+    """Record the verdict, unless the network got another file (or a verdict) while this check ran."""
+    values = {name: getattr(network, name) for name in fields}
+    updated = Network.objects.filter(pk=network.pk, checksum=network.checksum, status=Network.Status.CHECKING) \
+        .update(status=status, status_message=message, **values)
+    return status if updated else "superseded"
 
 
 def ensure_material_network() -> Network:
