@@ -121,8 +121,8 @@ def test_unknown_job_is_closed_with_4404(job_id):
 @pytest.mark.parametrize("frame, code, error", [
     ({"bytes": b"\x00\x01"}, 4400, "binary frames are not accepted"),
     ({"text": "{not json"}, 4400, "the message is not JSON"),
-    ({"text": "[" * 100_000 + "]" * 100_000}, 1009, "messages are limited to 1024 characters"),
-    ({"text": '{"kind": "ping", "t": "' + "x" * 1_000_000 + '"}'}, 1009, "limited to 1024 characters"),
+    ({"text": "[" * 100_000 + "]" * 100_000}, 4413, "messages are limited to 1024 characters"),
+    ({"text": '{"kind": "ping", "t": "' + "x" * 1_000_000 + '"}'}, 4413, "limited to 1024 characters"),
 ])
 def test_junk_frames_close_with_a_reason_not_a_server_error(material_network, frame, code, error):
     job = create_job(parse_pgn(SHORT_GAME), material_network, "value", 1, dispatch=False)

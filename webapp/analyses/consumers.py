@@ -20,10 +20,13 @@ from webapp.analyses.results import job_snapshot
 
 CLOSE_NO_SUCH_JOB = 4404
 CLOSE_BAD_MESSAGE = 4400
-CLOSE_TOO_BIG = 1009  # RFC 6455: a message too big to process
-# The page only listens; clients send nothing but small pings. Larger frames are refused
-# unread (the server has buffered them already: this bounds the work, not the transfer).
+CLOSE_TOO_BIG = 4413  # too large (as HTTP 413); servers may not send RFC 6455's 1009 for an application
+# The page only listens; clients send nothing but small pings. Larger messages are refused
+# unread here, and the server is told to refuse anything over MAX_WIRE_BYTES before buffering
+# it (``serve`` passes it to daphne's --websocket-max-message-size; UTF-8 takes up to 4 bytes a
+# character, so every message this limit lets through fits).
 MAX_MESSAGE_CHARS = 1024
+MAX_WIRE_BYTES = 4 * MAX_MESSAGE_CHARS
 # A ping's "t" comes back as it is: a number, or a short string.
 MAX_PING_TOKEN_CHARS = 64
 
@@ -75,7 +78,7 @@ class JobConsumer(AsyncJsonWebsocketConsumer):
 
     async def receive(self, text_data=None, bytes_data=None, **kwargs):
         """Junk (binary, oversized, not JSON, nested too deep) closes the socket with a reason,
-        never a server error: 1009 for size, 4400 for the rest, after an "error" message."""
+        never a server error: 4413 for size, 4400 for the rest, after an "error" message."""
         if text_data is None:
             await self._refuse(CLOSE_BAD_MESSAGE, "binary frames are not accepted; send JSON text")
         elif len(text_data) > MAX_MESSAGE_CHARS:
