@@ -38,6 +38,14 @@ class Evaluation:
         return max(self.policy, key=self.policy.__getitem__) if self.policy else None
 
 
+class NonFiniteOutput(ValueError):
+    """A network answered NaN or infinity for a position: nothing it says there can be used.
+
+    Raised instead of passing such numbers on, where they break searches (division by
+    NaN visit weights) and cannot be stored as JSON.
+    """
+
+
 @runtime_checkable
 class Evaluator(Protocol):
     """Anything that scores positions in batches."""

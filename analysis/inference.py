@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from analysis.encoding import legal_move_indices, pack, tokens_from_packed
-from analysis.evaluator import Evaluation, softmax_over_legal, wdl_to_score
+from analysis.evaluator import Evaluation, NonFiniteOutput, softmax_over_legal, wdl_to_score
 
 # Square t of the mover's frame is real square t ^ 56 when black is to move.
 _UNMIRROR = np.arange(64) ^ 56
@@ -74,6 +74,7 @@ class ChessformerEvaluator:
         evaluations = []
         for i, board in enumerate(boards):
             moves, indices = legal_move_indices(board)
+            _check_finite(self.name, board, out, i, indices)
             w, d, l = (float(p) for p in wdl[i])
             extras = {
                 "q": float(out["q"][i]), "q_error": float(out["q_err"][i]),
@@ -90,6 +91,19 @@ class ChessformerEvaluator:
                 extras=extras, attention=maps,
             ))
         return evaluations
+
+
+# The outputs an Evaluation is made of; the policy counts at the legal moves only.
+_CHECKED_OUTPUTS = ("wdl", "q", "q_err", "st", "st_err", "attention")
+
+
+def _check_finite(name: str, board: chess.Board, out: dict[str, np.ndarray], i: int, indices: np.ndarray) -> None:
+    """Raise ``NonFiniteOutput`` naming the outputs and the position when any is NaN or infinite."""
+    bad = [key for key in _CHECKED_OUTPUTS if key in out and not np.isfinite(out[key][i]).all()]
+    if len(indices) and not np.isfinite(out["policy"][i][indices]).all():
+        bad.append("policy")
+    if bad:
+        raise NonFiniteOutput(f"{name} gave non-finite output ({', '.join(bad)}) for the position {board.fen()}")
 
 
 def _softmax(logits: np.ndarray) -> np.ndarray:

@@ -198,3 +198,21 @@ def test_hostile_config_is_refused_before_allocating(saved, tmp_path):
     bad = rewrite(path, tmp_path / "huge.safetensors", metadata={"config": json.dumps(huge)})
     with pytest.raises(CheckpointError, match="do not match"):
         load_checkpoint(bad)  # 12 billion parameters (48 GB) if built for real
+
+
+def test_a_tiny_file_claiming_a_thousand_layers_is_refused_before_anything_is_built(tmp_path, monkeypatch):
+    # Once held an admin request for 9.8 s while 1,000 layers were built on the meta device.
+    metadata = {"format": "sightline-checkpoint", "format_version": "1", "family": "chessformer",
+                "input_encoding": "lc0/INPUT_CLASSICAL_112_PLANE", "trained": "true",
+                "config": json.dumps(dict(PRESETS["cf-tiny"].to_dict(), layers=1000))}
+    header = json.dumps({"__metadata__": metadata}).encode()
+    path = tmp_path / "deep.safetensors"
+    path.write_bytes(struct.pack("<Q", len(header)) + header)
+    assert path.stat().st_size < 500
+
+    def no_building(*args, **kwargs):
+        raise AssertionError("a module was built for a config over the limits")
+
+    monkeypatch.setattr(Chessformer, "__init__", no_building)
+    with pytest.raises(CheckpointError, match="bad chessformer config: layers 1000 is over the limit of 64"):
+        load_checkpoint(path)

@@ -10,7 +10,8 @@ import torch
 from analysis.encoding import encode_tokens
 from analysis.inference import ChessformerEvaluator
 from analysis.models.chessformer import (
-    PRESETS, Chessformer, ChessformerConfig, SelfAttention, displacement_index, parameter_count, preset,
+    CONFIG_LIMITS, PRESETS, Chessformer, ChessformerConfig, SelfAttention, displacement_index, parameter_count,
+    preset,
 )
 
 SICILIAN = "r1bqkb1r/pp2pppp/2np1n2/8/3NP3/2N5/PPP2PPP/R1BQKB1R b KQkq - 3 6"
@@ -178,3 +179,11 @@ def test_config_errors():
         ChessformerConfig(position="rotary")
     with pytest.raises(ValueError, match="preset"):
         preset("cf-huge")
+
+
+@pytest.mark.parametrize("field", sorted(CONFIG_LIMITS))
+def test_config_sizes_are_bounded(field):
+    limit = CONFIG_LIMITS[field]
+    assert all(getattr(config, field) <= limit for config in PRESETS.values())
+    with pytest.raises(ValueError, match=f"{field} {limit + 1} is over the limit of {limit}"):
+        ChessformerConfig(**{field: limit + 1, **({"heads": 1} if field == "embed" else {})})

@@ -64,6 +64,7 @@ def test_evaluate_readable_summary(checkpoint):
 @pytest.mark.parametrize("args, message", [
     (["--fen", "not a fen"], "invalid FEN"),
     (["--fen", "8/8/8/8/8/8/8/8 w - - 0 1"], "illegal position"),
+    (["--fen", "4k3/8/8/8/8/8/4P3/4K3 w - - 65536 1"], "half-move clock 65536"),
     (["--moves", "e2e5"], "move 1 'e2e5' is illegal"),
     (["--moves", "e2e4", "zz"], "move 2 'zz' is not UCI"),
     (["--temperature", "0"], "temperature"),
@@ -87,3 +88,22 @@ def test_unknown_preset(tmp_path):
     result = run("init", "--preset", "cf-huge", "--out", str(tmp_path / "x.safetensors"))
     assert result.returncode != 0 and "unknown preset 'cf-huge'" in result.stderr
     assert not (tmp_path / "x.safetensors").exists()
+
+
+def test_a_network_answering_nan_is_one_line_not_a_traceback(tmp_path):
+    import math
+
+    import torch
+
+    from analysis.checkpoint import save_checkpoint
+    from analysis.models.chessformer import PRESETS, Chessformer
+
+    model = Chessformer(PRESETS["cf-tiny"])
+    with torch.no_grad():
+        model.embed.weight.fill_(math.nan)
+    path = save_checkpoint(tmp_path / "nan.safetensors", model, trained=False)
+    result = run("evaluate", "--model", str(path))
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.strip().splitlines() == [
+        f"error: {path.stem} gave non-finite output (wdl, q, q_err, st, st_err, policy) for the position "
+        f"{chess.STARTING_FEN}"]

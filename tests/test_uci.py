@@ -129,7 +129,7 @@ def _wait_for(out: io.StringIO, prefix: str, timeout: float = 10.0) -> str:
     "setoption", "setoption name Nodes value -5", "setoption name Algorithm value minimax",
     "setoption name CPuct value fast", "setoption name CPuct value inf", "setoption name UCI_ShowWDL value maybe",
     "setoption name NoSuchOption value 1", "setoption name MultiPV value 0", "frobnicate", "go wtime 100 btime",
-    "position fen 8/8/8/8/8/8/8/8 w - - 0 1",
+    "position fen 8/8/8/8/8/8/8/8 w - - 0 1", "position fen 4k3/8/8/8/8/8/4P3/4K3 w - - 65536 1",
 ])
 def test_malformed_commands_get_an_info_string_and_the_engine_carries_on(line):
     engine, out = _engine()

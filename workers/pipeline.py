@@ -9,6 +9,7 @@ batches and during searches.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -137,7 +138,7 @@ class JobRun:
                                            compute_ms=per_position_ms))
             node_ids = sorted(n for k in batch for n in by_key[k])
             with transaction.atomic():
-                PositionResult.objects.bulk_create(rows, ignore_conflicts=True)
+                store_results(rows)
                 self._bump(evaluated=len(node_ids))
             self._emit_evals(node_ids, keys, known)
         return known
@@ -219,11 +220,9 @@ class JobRun:
         judgement_rows = self._judge(pending)
         with transaction.atomic():
             if pending.rows:
-                PositionResult.objects.bulk_create(
-                    pending.rows, update_conflicts=True, update_fields=["data", "compute_ms"],
-                    unique_fields=["position_key", "network_checksum", "settings_key"])
+                store_results(pending.rows)
             if judgement_rows:
-                PositionResult.objects.bulk_create(judgement_rows, ignore_conflicts=True)
+                store_results(judgement_rows)
             self._bump(searched=len(pending.nodes))
         nodes, judged = pending.nodes, pending.judged
         pending.clear()
@@ -275,6 +274,32 @@ class JobRun:
     def _check_cancelled(self) -> None:
         if _status(self.job) == AnalysisJob.Status.CANCELLED:
             raise JobCancelled()
+
+
+# The unique constraint of PositionResult: what a stored result is the answer for.
+RESULT_IDENTITY = ["position_key", "network_checksum", "settings_key"]
+
+
+class NonFiniteResult(ValueError):
+    """A result holding NaN or infinity: JSON cannot carry it, so it is never stored."""
+
+
+def store_results(rows: list[PositionResult]) -> None:
+    """Insert result rows; one already stored for the same position, network and settings is updated.
+
+    That conflict is expected: two jobs (or a redelivered run) computing one position at the same
+    time, each with the same network's answer for the same input, so the newer row wins. Anything
+    else raises. (``ignore_conflicts`` became INSERT OR IGNORE on SQLite, which also skipped rows
+    failing the JSON validity check: results with NaN vanished while the job reported them done.)
+    """
+    for row in rows:
+        try:
+            json.dumps(row.data, allow_nan=False)
+        except ValueError:
+            raise NonFiniteResult(f"the {row.settings_key} result for position {row.position_key[:12]} "
+                                  f"holds NaN or infinity: {str(row.data)[:200]}") from None
+    PositionResult.objects.bulk_create(rows, update_conflicts=True, unique_fields=RESULT_IDENTITY,
+                                       update_fields=["data", "compute_ms"])
 
 
 class MemoEvaluator:

@@ -48,3 +48,12 @@ def compute_attention(job_id: str, node_id: int) -> str:
         AttentionMap.objects.filter(pk=entry.pk).update(status=AttentionMap.Status.FAILED,
                                                         error=f"{type(exc).__name__}: {exc}")
         return AttentionMap.Status.FAILED
+
+
+@shared_task(name="sightline.check_network", acks_late=True)
+def check_network(network_id: int) -> str:
+    """Load an uploaded checkpoint (meta device first, config limits, shapes), probe its outputs,
+    then mark the network ready or rejected: the admin request only saved the file."""
+    from webapp.networks.registry import check_network as check
+
+    return check(network_id)

@@ -12,6 +12,7 @@ import torch
 
 from analysis.checkpoint import CheckpointError, load_checkpoint, load_evaluator, read_header, save_checkpoint
 from analysis.cli import CommandError
+from analysis.evaluator import NonFiniteOutput
 from analysis.models import FAMILIES, family_module
 from analysis.positions import board_from_input
 
@@ -87,7 +88,10 @@ def run_evaluate(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     if args.attention and not evaluator.has_attention:
         raise CommandError(f"{evaluator.name} has no attention maps")
-    evaluation = evaluator.evaluate([board], attention=args.attention, temperature=args.temperature)[0]
+    try:
+        evaluation = evaluator.evaluate([board], attention=args.attention, temperature=args.temperature)[0]
+    except NonFiniteOutput as exc:
+        raise CommandError(str(exc)) from None
     result = {
         "fen": board.fen(), "trained": evaluator.trained, "score": evaluation.score,
         "wdl": list(evaluation.wdl) if evaluation.wdl else None,

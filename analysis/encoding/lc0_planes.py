@@ -30,6 +30,13 @@ does. A game from the start position leaves missing history at zero.
 
 The network divides plane 109 by 100 itself (the Chessformer paper, A-A);
 the planes here stay exactly what lc0 would feed.
+
+Rule-50 range: lc0 does not clamp the count (its FEN parser reads an ``int`` and
+``EncodePositionForNN`` fills plane 109 with it as it is). Clamping here would
+feed the network something lc0 never would and make two different inputs share
+one cache key, so ``pack`` refuses (ValueError) a count outside 0..65535, the
+range the 2-byte cache key holds. ``analysis.positions`` refuses FEN clocks
+over 150 long before that, so user input never reaches this error.
 """
 
 from __future__ import annotations
@@ -49,6 +56,8 @@ RULE50_PLANE = 109
 _PIECE_ORDER = (chess.PAWN, chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN, chess.KING)
 _START_BOARD_FEN = chess.STARTING_BOARD_FEN
 _ALL = 0xFFFF_FFFF_FFFF_FFFF
+# The cache key stores the rule-50 count in 2 bytes.
+MAX_RULE50 = 0xFFFF
 
 
 @dataclass(frozen=True)
@@ -128,6 +137,9 @@ def _undo_double_push(masks: list[int], board: chess.Board, us: chess.Color, mir
 
 def pack(board: chess.Board) -> PackedPosition:
     """Pack ``board`` (with its move stack) into lc0's 112 planes."""
+    if not 0 <= board.halfmove_clock <= MAX_RULE50:
+        raise ValueError(f"half-move clock {board.halfmove_clock} is outside 0..{MAX_RULE50}, "
+                         f"the range these planes encode")
     us = board.turn
     mirror = us == chess.BLACK
     bits = np.zeros(PLANES, dtype=np.uint64)

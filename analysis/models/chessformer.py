@@ -37,6 +37,17 @@ FAMILY = "chessformer"
 PositionKind = Literal["absolute", "relative_bias", "shaw"]
 
 
+# Largest value of each size a config may hold (cf-240m, the largest preset, has 15 / 1024 /
+# 32 / 4096 / 32 / 128 / 32 / 512). A checkpoint's header can claim any size, and even the
+# meta-device skeleton that loading builds first takes time linear in the layer count (a
+# 444-byte file claiming 1,000 layers held an admin request for 10 s), so configs are
+# bounded when they are made, before anything is built.
+CONFIG_LIMITS: dict[str, int] = {
+    "layers": 64, "embed": 4096, "heads": 64, "ffn": 16384,
+    "value_channels": 256, "value_embed": 1024, "reward_buckets": 512, "input_dense": 4096,
+}
+
+
 @dataclass(frozen=True)
 class ChessformerConfig:
     layers: int = 8
@@ -59,8 +70,11 @@ class ChessformerConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, not {value!r}")
-        if not isinstance(self.input_dense, int) or self.input_dense < 0:
+        if not isinstance(self.input_dense, int) or isinstance(self.input_dense, bool) or self.input_dense < 0:
             raise ValueError(f"input_dense must be a non-negative integer, not {self.input_dense!r}")
+        for name, limit in CONFIG_LIMITS.items():
+            if getattr(self, name) > limit:
+                raise ValueError(f"{name} {getattr(self, name)} is over the limit of {limit}")
         if self.embed % self.heads:
             raise ValueError(f"embed {self.embed} is not divisible by heads {self.heads}")
         if self.position not in ("absolute", "relative_bias", "shaw"):

@@ -101,6 +101,11 @@ export class Explorer {
       if (id !== this.node || layer !== this.layer) return; // the user moved on
       if (res.status === 202) { await new Promise((r) => setTimeout(r, 250 + 50 * attempt)); continue; }
       const body = await res.json();
+      if (res.status === 429) { // over the queueing limit: say so, wait as told, ask again
+        this.statusEl.textContent = body.error;
+        await new Promise((r) => setTimeout(r, 1000 * (Number(res.headers.get("Retry-After")) || 2)));
+        continue;
+      }
       if (!res.ok) { this.statusEl.textContent = body.error || `error ${res.status}`; return; }
       const q = decodeB64(body.maps), scales = new Float32Array(decodeB64(body.scales).buffer);
       const maps = new Float32Array(q.length);

@@ -234,6 +234,37 @@ def test_paste_watch_navigate_explore(live_site, browser):
     page.close()
 
 
+# Opens a websocket, sends ``text`` once open (unless null), and resolves with the close code
+# and the kinds of the messages that arrived before it.
+CLOSE_CODE_JS = """([url, text]) => new Promise((resolve) => {
+  const ws = new WebSocket(url), kinds = [];
+  ws.onopen = () => { if (text !== null) ws.send(text); };
+  ws.onmessage = (e) => kinds.push(JSON.parse(e.data).kind);
+  ws.onclose = (e) => resolve({code: e.code, kinds});
+})"""
+
+
+def test_websocket_close_codes_on_the_running_server(live_site, browser):
+    page = browser.new_page()
+    page.goto(live_site["base"])
+    page.fill("#id_fen", "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1")
+    page.select_option("#id_search", "policy")
+    page.click("button[type=submit]")
+    page.wait_for_url("**/jobs/**")
+    ws = live_site["base"].replace("http://", "ws://") + "ws/jobs/"
+    job_ws = ws + page.url.split("/jobs/")[1].split("/")[0] + "/"
+    # A missing job: accepted, then 4404 (daphne once answered the handshake with 403).
+    assert page.evaluate(CLOSE_CODE_JS, [ws + "00000000-0000-0000-0000-000000000000/", None])["code"] == 4404
+    # Too long for the consumer: it says why, then closes 4413.
+    assert page.evaluate(CLOSE_CODE_JS, [job_ws, "x" * 2000]) == {"code": 4413, "kinds": ["snapshot", "error"]}
+    # Too long for the server: daphne drops the connection before the application sees it (1006 in a
+    # browser: autobahn sends no close frame then).
+    refused = page.evaluate(CLOSE_CODE_JS, [job_ws, "x" * 10_000])
+    assert refused["code"] in (1006, 1009) and "error" not in refused["kinds"]
+    assert page.evaluate(CLOSE_CODE_JS, [job_ws, "{not json"]) == {"code": 4400, "kinds": ["snapshot", "error"]}
+    page.close()
+
+
 def test_ctrl_c_stops_everything(live_site):
     import redis
 

@@ -137,3 +137,25 @@ def test_scale_out_path_on_postgresql_and_system_redis():
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "1 passed" in done.stdout
 
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_checks_an_uploaded_network(celery_on, tiny_checkpoint):
+    from django.core.files import File
+
+    from analysis.checkpoint import file_sha256
+    from webapp.networks.admin import dispatch_check
+    from webapp.networks.models import Network
+
+    network = Network(name="uploaded", checksum=file_sha256(tiny_checkpoint), queue=Network.Queue.CPU)
+    with Path(tiny_checkpoint).open("rb") as handle:
+        network.file.save("upload.safetensors", File(handle), save=True)
+    assert network.status == Network.Status.CHECKING
+    dispatch_check(network)
+    deadline = time.monotonic() + 120
+    while network.status == Network.Status.CHECKING and time.monotonic() < deadline:
+        time.sleep(0.2)
+        network.refresh_from_db()
+    assert network.status == Network.Status.READY, network.status_message
+    assert network.preset == "cf-tiny" and Network.objects.offered().filter(pk=network.pk).exists()

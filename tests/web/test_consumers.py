@@ -1,5 +1,6 @@
 """The websocket consumer: a job group per analysis, pushed plies, late joiners catch up."""
 
+import json
 import uuid
 
 import pytest
@@ -106,10 +107,58 @@ def test_group_messages_reach_only_that_jobs_viewers(material_network):
 
 
 @pytest.mark.parametrize("job_id", [str(uuid.uuid4()), "not-a-uuid"])
-def test_unknown_job_is_refused(job_id):
+def test_unknown_job_is_closed_with_4404(job_id):
+    # Once refused at the handshake (HTTP 403), so the page never saw the code.
     async def scenario():
         c = communicator(job_id)
-        connected, code = await c.connect()
-        assert not connected
+        connected, _ = await c.connect()
+        assert connected
+        assert await c.receive_output() == {"type": "websocket.close", "code": 4404, "reason": "no such analysis"}
+
+    async_to_sync(scenario)()
+
+
+@pytest.mark.parametrize("frame, code, error", [
+    ({"bytes": b"\x00\x01"}, 4400, "binary frames are not accepted"),
+    ({"text": "{not json"}, 4400, "the message is not JSON"),
+    ({"text": "[" * 100_000 + "]" * 100_000}, 4413, "messages are limited to 1024 characters"),
+    ({"text": '{"kind": "ping", "t": "' + "x" * 1_000_000 + '"}'}, 4413, "limited to 1024 characters"),
+])
+def test_junk_frames_close_with_a_reason_not_a_server_error(material_network, frame, code, error):
+    job = create_job(parse_pgn(SHORT_GAME), material_network, "value", 1, dispatch=False)
+
+    async def scenario():
+        c = communicator(job.id)
+        assert (await c.connect())[0]
+        await c.receive_json_from()  # the snapshot
+        await c.send_input({"type": "websocket.receive", **frame})
+        message = await c.receive_json_from()
+        assert message["kind"] == "error" and error in message["error"]
+        closed = await c.receive_output()  # re-raises anything the consumer raised
+        assert closed["type"] == "websocket.close" and closed["code"] == code
+
+    async_to_sync(scenario)()
+
+
+@pytest.mark.parametrize("content, error", [
+    ({"kind": "ping", "t": "x" * 65}, "at most 64 characters"),
+    ({"kind": "ping", "t": {"nested": [1, 2]}}, "must be a number or a string"),
+    ({"kind": "subscribe"}, "the only message accepted is"),
+    ([1, 2, 3], "the only message accepted is"),
+    (json.loads("[" * 500 + "]" * 500), "the only message accepted is"),  # as deep as 1024 characters go
+])
+def test_pings_echo_only_small_tokens_and_other_messages_get_an_error(material_network, content, error):
+    job = create_job(parse_pgn(SHORT_GAME), material_network, "value", 1, dispatch=False)
+
+    async def scenario():
+        c = communicator(job.id)
+        assert (await c.connect())[0]
+        await c.receive_json_from()
+        await c.send_json_to(content)
+        reply = await c.receive_json_from()
+        assert reply["kind"] == "error" and error in reply["error"]
+        await c.send_json_to({"kind": "ping", "t": "still here"})  # the socket stays open
+        assert await c.receive_json_from() == {"kind": "pong", "t": "still here"}
+        await c.disconnect()
 
     async_to_sync(scenario)()

@@ -45,6 +45,10 @@ def test_unreadable_pgn_is_refused_with_the_reason(text, fragment):
       "Qxd1", "Rxd1"]),
     ('[SetUp "1"]\n[FEN "8/P7/8/8/8/8/8/k1K5 w - - 0 1"]\n\n1. a8=Q# 1-0', ["a8=Q#"]),
     ("1. f3 e5 2. g4 Qh4# 0-1", ["f3", "e5", "g4", "Qh4#"]),
+    # Pasted from a file saved with a byte-order mark: once refused as "'\ufeff[Event' is not a move".
+    ('\ufeff[Event "x"]\n\n1. f3 e5 2. g4 Qh4# 0-1', ["f3", "e5", "g4", "Qh4#"]),
+    ("\ufeff1. f3 e5 *", ["f3", "e5"]),
+    ("\ufeff8/8/8/8/8/5k2/8/4K1Q1 w - - 0 1", []),
 ])
 def test_annotated_and_set_up_games_are_read_as_written(text, sans):
     tree = parse_pgn(text)

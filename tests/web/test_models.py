@@ -67,29 +67,13 @@ def _form(filename: str, data: bytes, **fields):
 
 @pytest.mark.parametrize("filename, data, fragment", [
     ("net.safetensors", b"", "The submitted file is empty."),
-    ("net.safetensors", b"\x01\x02", "truncated"),
-    ("net.safetensors", b"\x10\x00\x00\x00\x00\x00\x00\x00{not json at all}", "damaged safetensors header"),
-    ("net.safetensors", b"PK\x03\x04" + b"\x00" * 64, "pickled PyTorch file"),
     ("net.pt", b"whatever", "Only .safetensors checkpoints are accepted"),
 ])
-def test_admin_rejects_bad_uploads(filename, data, fragment):
+def test_admin_refuses_what_it_can_tell_without_reading_the_file(filename, data, fragment):
     form = _form(filename, data)
     assert not form.is_valid()
     assert fragment in " ".join(form.errors["file"])
     assert Network.objects.count() == 0
-
-
-def test_admin_upload_validates_and_fills_facts(tiny_checkpoint, settings):
-    data = Path(tiny_checkpoint).read_bytes()
-    form = _form("tiny.safetensors", data)
-    assert form.is_valid(), form.errors
-    network = form.save()
-    assert network.checksum == file_sha256(tiny_checkpoint) and network.family == "chessformer"
-    assert not network.trained and network.is_untrained and "UNTRAINED" in network.card
-    assert network.file.name.startswith("networks/") and Path(network.file.path).read_bytes() == data
-    duplicate = _form("again.safetensors", data, name="other")
-    assert not duplicate.is_valid()
-    assert "already registered as 'uploaded'" in " ".join(duplicate.errors["file"])
 
 
 def test_admin_upload_size_limit(tiny_checkpoint, settings):

@@ -95,6 +95,14 @@ def test_invalid_fen(client):
     assert_rejected(post(client, fen="8/8/8/8/8/8/8/4K3 w - - 0 1"), 400, "no black king")
 
 
+def test_half_move_clock_beyond_any_game_is_refused(client):
+    # 65,536 once passed the form and failed in the worker (OverflowError in the encoder).
+    assert_rejected(post(client, fen="4k3/8/8/8/8/8/4P3/4K3 w - - 65536 1"), 400,
+                    "The half-move clock 65536 in FEN")
+    tagged = '[SetUp "1"]\n[FEN "4k3/8/8/8/8/8/4P3/4K3 w - - 65536 1"]\n\n1. e4 *'
+    assert_rejected(post(client, pgn=tagged), 400, "The half-move clock 65536 in the PGN&#x27;s FEN tag is over 150")
+
+
 def test_variant(client):
     assert_rejected(post(client, pgn='[Variant "Crazyhouse"]\n\n1. e4 e5 *'), 400,
                     "Only standard chess can be analysed; this game is &#x27;Crazyhouse&#x27;.")
@@ -225,3 +233,33 @@ def test_static_assets_come_from_packages():
     assert plotly and "site-packages/plotly" in plotly
     assert htmx and ws
     assert finders.find("vendor/datasets/iris.csv.gz") is None
+
+
+def test_production_settings_have_debug_off_unless_asked():
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "SIGHTLINE_DEBUG"}
+    code = "import webapp.settings as s; print(s.DEBUG)"
+    assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          check=True).stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("path", ["/no-such-page/", "/api/no-such-thing/", "/jobs/"])
+def test_unknown_addresses_do_not_list_the_routes(client, settings, path):
+    settings.DEBUG = False  # what a deployment runs with (see the test above)
+    response = client.get(path)
+    body = response.content.decode()
+    assert response.status_code == 404
+    assert "There is nothing at this address." in body
+    for leak in ("tried", "URLPattern", "URLResolver", "admin/", "attention"):
+        assert leak not in body
+
+
+def test_pasted_pgn_with_a_byte_order_mark_is_analysed(client, monkeypatch):
+    monkeypatch.setattr("workers.tasks.run_analysis.apply_async", lambda *a, **k: None)
+    response = post(client, pgn="\ufeff" + OPERA_GAME)
+    assert response.status_code == 302, response.content[:300]
+    assert AnalysisJob.objects.get().headers["White"] == "Paul Morphy"
+    assert post(client, fen="\ufeff8/8/8/8/8/5k2/8/4K1Q1 w - - 0 1").status_code == 302

@@ -8,6 +8,8 @@ joiner or a reconnecting page misses nothing.
 
 from __future__ import annotations
 
+import json
+import math
 import uuid
 
 from channels.db import database_sync_to_async
@@ -17,6 +19,16 @@ from webapp.analyses.models import AnalysisJob, job_group_name
 from webapp.analyses.results import job_snapshot
 
 CLOSE_NO_SUCH_JOB = 4404
+CLOSE_BAD_MESSAGE = 4400
+CLOSE_TOO_BIG = 4413  # too large (as HTTP 413); servers may not send RFC 6455's 1009 for an application
+# The page only listens; clients send nothing but small pings. Larger messages are refused
+# unread here, and the server is told to refuse anything over MAX_WIRE_BYTES before buffering
+# it (``serve`` passes it to daphne's --websocket-max-message-size; UTF-8 takes up to 4 bytes a
+# character, so every message this limit lets through fits).
+MAX_MESSAGE_CHARS = 1024
+MAX_WIRE_BYTES = 4 * MAX_MESSAGE_CHARS
+# A ping's "t" comes back as it is: a number, or a short string.
+MAX_PING_TOKEN_CHARS = 64
 
 
 @database_sync_to_async
@@ -30,6 +42,15 @@ def _job_exists(job_id: str) -> bool:
     return AnalysisJob.objects.filter(pk=job_id).exists()
 
 
+def _echoable(token) -> bool:
+    """A ping token the pong may carry back: None, a finite number or a short string."""
+    if isinstance(token, bool):
+        return False
+    if isinstance(token, (int, float)):
+        return math.isfinite(token)
+    return token is None or (isinstance(token, str) and len(token) <= MAX_PING_TOKEN_CHARS)
+
+
 class JobConsumer(AsyncJsonWebsocketConsumer):
     group: str | None = None
 
@@ -38,10 +59,12 @@ class JobConsumer(AsyncJsonWebsocketConsumer):
         try:
             job_id = str(uuid.UUID(raw))
         except ValueError:
-            await self.close(code=CLOSE_NO_SUCH_JOB)
-            return
-        if not await _job_exists(job_id):
-            await self.close(code=CLOSE_NO_SUCH_JOB)
+            job_id = None
+        if job_id is None or not await _job_exists(job_id):
+            # Accepted first: a close before the handshake is an HTTP 403, and the page would
+            # never see the code that says the job does not exist.
+            await self.accept()
+            await self.close(code=CLOSE_NO_SUCH_JOB, reason="no such analysis")
             return
         self.group = job_group_name(job_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
@@ -53,10 +76,36 @@ class JobConsumer(AsyncJsonWebsocketConsumer):
         if self.group:
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
+    async def receive(self, text_data=None, bytes_data=None, **kwargs):
+        """Junk (binary, oversized, not JSON, nested too deep) closes the socket with a reason,
+        never a server error: 4413 for size, 4400 for the rest, after an "error" message."""
+        if text_data is None:
+            await self._refuse(CLOSE_BAD_MESSAGE, "binary frames are not accepted; send JSON text")
+        elif len(text_data) > MAX_MESSAGE_CHARS:
+            await self._refuse(CLOSE_TOO_BIG, f"messages are limited to {MAX_MESSAGE_CHARS} characters")
+        else:
+            try:
+                content = json.loads(text_data)
+            except (ValueError, RecursionError):
+                await self._refuse(CLOSE_BAD_MESSAGE, "the message is not JSON")
+                return
+            await self.receive_json(content)
+
     async def receive_json(self, content, **kwargs):
         # The page only listens; a "ping" lets clients measure round trips.
-        if isinstance(content, dict) and content.get("kind") == "ping":
-            await self.send_json({"kind": "pong", "t": content.get("t")})
+        if not (isinstance(content, dict) and content.get("kind") == "ping"):
+            await self.send_json({"kind": "error", "error": 'the only message accepted is {"kind": "ping", "t": ...}'})
+            return
+        token = content.get("t")
+        if not _echoable(token):
+            await self.send_json({"kind": "error", "error": f'a ping\'s "t" must be a number or a string of '
+                                                            f'at most {MAX_PING_TOKEN_CHARS} characters'})
+            return
+        await self.send_json({"kind": "pong", "t": token})
+
+    async def _refuse(self, code: int, reason: str) -> None:
+        await self.send_json({"kind": "error", "error": reason})
+        await self.close(code=code, reason=reason)
 
     # Channel-layer messages {"type": "job.<kind>", "text": <JSON>} (see publish.encode):
     # the text goes out as it is, so a message is serialised once, not once per viewer.

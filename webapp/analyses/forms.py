@@ -32,13 +32,13 @@ class AnalyseForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.games = None  # set when the PGN holds several games
         self.status_code = 400
-        default = Network.objects.filter(active=True).first()
+        default = Network.objects.offered().first()
         if default is not None:
             self.fields["network"].initial = default.name
 
     @staticmethod
     def network_choices():
-        return Network.objects.filter(active=True)
+        return Network.objects.offered()
 
     @staticmethod
     def search_choices():
@@ -46,7 +46,7 @@ class AnalyseForm(forms.Form):
 
     def clean_network(self) -> Network:
         name = self.cleaned_data["network"].strip()
-        network = Network.objects.filter(name=name, active=True).first()
+        network = Network.objects.offered().filter(name=name).first()
         if network is None:
             raise forms.ValidationError(f"Unknown network {name!r}.")
         return network

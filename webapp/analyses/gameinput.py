@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import chess
 import chess.pgn
 
-from analysis.positions import board_from_fen
+from analysis.positions import board_from_fen, check_start_position
 
 MAX_INPUT_BYTES = 1_000_000
 MAX_PLIES = 1_000
@@ -183,8 +183,13 @@ class _StrictBuilder(chess.pgn.GameBuilder):
         raise GameInputError(f"The PGN could not be read: {error}.") from error
 
 
+# A byte-order mark: Windows editors put it at the start of text they save, and it comes
+# along when that text is copied. It is no part of the game.
+BOM = "\ufeff"
+
+
 def parse_fen(text: str) -> GameTree:
-    fen = " ".join(text.split())
+    fen = " ".join(text.removeprefix(BOM).split())
     try:
         board = board_from_fen(fen)
     except ValueError as exc:
@@ -216,6 +221,7 @@ def list_games(text: str) -> list[GameSummary]:
 
 def parse_pgn(text: str, game_index: int | None = None) -> GameTree:
     """The game at ``game_index`` (required when the text holds several games)."""
+    text = text.removeprefix(BOM)
     if len(text.encode("utf-8")) > MAX_INPUT_BYTES:
         raise GameInputError(f"The PGN is larger than {MAX_INPUT_BYTES // 1_000_000} MB.")
     if not text.strip():
@@ -305,6 +311,10 @@ def _tree_from_game(game: chess.pgn.Game, text: str) -> GameTree:
     board = game.board()
     if board.status() != chess.STATUS_VALID:
         raise GameInputError(f"The PGN's starting position is not a legal chess position ({board.fen()}).")
+    try:
+        check_start_position(board, "the PGN's FEN tag")
+    except ValueError as exc:
+        raise GameInputError(f"{str(exc)[0].upper()}{str(exc)[1:]}.") from None
     total = sum(1 for _ in _walk(game)) - 1
     if total > MAX_PLIES:
         raise GameInputError(f"The game has {total} plies (variations included); the limit is {MAX_PLIES}.")

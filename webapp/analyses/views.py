@@ -9,10 +9,11 @@ from django.core.exceptions import NON_FIELD_ERRORS, RequestDataTooBig
 from django.forms.utils import ErrorDict
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
+from django.urls import Resolver404, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from webapp.analyses.attention import layer_payload
+from webapp.analyses.attention_limits import refuse_new_computation
 from webapp.analyses.forms import AnalyseForm
 from webapp.analyses.jobs import cancel_job, create_job
 from webapp.analyses.judgements import legend as judgement_legend
@@ -32,7 +33,7 @@ def _recent_jobs():
 
 
 def _home_context(form: AnalyseForm) -> dict:
-    return {"form": form, "networks": Network.objects.filter(active=True), "searches": list(SEARCHES.values()),
+    return {"form": form, "networks": Network.objects.offered(), "searches": list(SEARCHES.values()),
             "recent": _recent_jobs()}
 
 
@@ -156,8 +157,17 @@ def attention(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse:
     layers = job.network.config.get("layers")
     if isinstance(layers, int) and not 0 <= layer < layers:  # refuse before queueing any work
         return JsonResponse({"error": f"layer must be between 0 and {layers - 1}."}, status=400)
-    entry, created = AttentionMap.objects.get_or_create(position_key=key, network_checksum=job.network.checksum)
-    retry = entry.status == AttentionMap.Status.FAILED and request.GET.get("retry") == "1"
+    entry = AttentionMap.objects.filter(position_key=key, network_checksum=job.network.checksum).first()
+    retry = entry is not None and entry.status == AttentionMap.Status.FAILED and request.GET.get("retry") == "1"
+    if entry is None or retry:  # new work for a worker: within the limits only
+        refusal = refuse_new_computation(request, job)
+        if refusal is not None:
+            response = JsonResponse({"error": refusal.message}, status=429)
+            response["Retry-After"] = str(refusal.retry_after_s)
+            return response
+    created = False
+    if entry is None:
+        entry, created = AttentionMap.objects.get_or_create(position_key=key, network_checksum=job.network.checksum)
     if created or retry:
         if retry:
             AttentionMap.objects.filter(pk=entry.pk).update(status=AttentionMap.Status.PENDING, error="")
@@ -200,7 +210,15 @@ def bad_request(request: HttpRequest, exception=None) -> HttpResponse:
 
 
 def not_found(request: HttpRequest, exception=None) -> HttpResponse:
-    message = str(exception) if exception and str(exception) else "There is nothing at this address."
+    message = _not_found_message(exception)
     if request.path.startswith("/api/"):
         return JsonResponse({"error": message}, status=404)
     return render(request, "404.html", {"message": message}, status=404)
+
+
+def _not_found_message(exception) -> str:
+    """A view's own Http404 message; never the URL resolver's, whose text lists every route."""
+    if (isinstance(exception, Http404) and not isinstance(exception, Resolver404) and exception.args
+            and isinstance(exception.args[0], str) and exception.args[0]):
+        return exception.args[0]
+    return "There is nothing at this address."

@@ -1,18 +1,21 @@
-"""Admin: upload checkpoints. Every upload is loaded once by analysis.checkpoint
-before anything is saved, so a bad file is refused with the loader's reason."""
+"""Admin: upload checkpoints. The request only stores the file (Django streams uploads over
+FILE_UPLOAD_MAX_MEMORY_SIZE to a temporary file, which storage then moves into place) and
+hashes it; a worker task loads and probes it, and the network is offered only once that
+check marks it ready. A refused file shows the loader's reason on its admin page."""
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
+import hashlib
+import logging
 
 from django import forms
 from django.conf import settings
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db import transaction
 
-from analysis.checkpoint import CheckpointError
 from webapp.networks.models import Network
-from webapp.networks.registry import CheckpointFacts, apply_facts, default_card, inspect_checkpoint
+
+log = logging.getLogger(__name__)
 
 
 class NetworkUploadForm(forms.ModelForm):
@@ -20,7 +23,7 @@ class NetworkUploadForm(forms.ModelForm):
         model = Network
         fields = ["name", "file", "card", "queue", "active", "is_default"]
 
-    facts: CheckpointFacts | None = None
+    checksum: str | None = None  # set when a new file was uploaded
 
     def clean_file(self):
         upload = self.cleaned_data.get("file")
@@ -35,28 +38,24 @@ class NetworkUploadForm(forms.ModelForm):
         if upload.size > settings.SIGHTLINE_MAX_CHECKPOINT_BYTES:
             raise forms.ValidationError(
                 f"The file is {upload.size:,} bytes; the limit is {settings.SIGHTLINE_MAX_CHECKPOINT_BYTES:,}.")
-        with tempfile.TemporaryDirectory() as folder:
-            path = Path(folder) / "upload.safetensors"
-            with path.open("wb") as out:
-                for chunk in upload.chunks():
-                    out.write(chunk)
-            try:
-                facts = inspect_checkpoint(path)
-            except CheckpointError as exc:
-                raise forms.ValidationError(str(exc).replace(str(path), upload.name)) from None
-        duplicate = Network.objects.filter(checksum=facts.checksum).exclude(pk=self.instance.pk).first()
+        digest = hashlib.sha256()
+        for chunk in upload.chunks():
+            digest.update(chunk)
+        checksum = digest.hexdigest()
+        duplicate = Network.objects.filter(checksum=checksum).exclude(pk=self.instance.pk).first()
         if duplicate is not None:
             raise forms.ValidationError(f"This checkpoint is already registered as {duplicate.name!r}.")
         upload.seek(0)
-        self.facts = facts
+        self.checksum = checksum
         return upload
 
     def save(self, commit=True):
         network = super().save(commit=False)
-        if self.facts is not None:
-            apply_facts(network, self.facts)
-            if not network.card:
-                network.card = default_card(self.facts, network.name)
+        if self.checksum is not None:  # a new file: nothing is known about it until a worker checks it
+            network.checksum, network.size_bytes = self.checksum, self.cleaned_data["file"].size
+            network.kind, network.family, network.preset, network.config = Network.Kind.CHECKPOINT, "", "", {}
+            network.parameters, network.trained, network.provenance, network.metrics = 0, False, {}, {}
+            network.status, network.status_message = Network.Status.CHECKING, ""
         if network.is_default:
             Network.objects.exclude(pk=network.pk).update(is_default=False)
         if commit:
@@ -64,17 +63,50 @@ class NetworkUploadForm(forms.ModelForm):
         return network
 
 
+def dispatch_check(network: Network) -> None:
+    """Queue the worker's check; if the broker cannot be reached, say so on the network."""
+    from workers.tasks import check_network
+
+    try:
+        check_network.apply_async(args=[network.pk], queue=network.queue)
+    except Exception as exc:
+        log.exception("could not queue the check of network %s", network.name)
+        Network.objects.filter(pk=network.pk).update(
+            status_message=f"Could not reach the workers to check it ({type(exc).__name__}); "
+                           f"use the action 'Check again' once they run.")
+
+
 @admin.register(Network)
 class NetworkAdmin(admin.ModelAdmin):
     form = NetworkUploadForm
-    list_display = ["name", "family", "preset", "parameters", "training_status", "queue", "active", "is_default"]
-    list_filter = ["kind", "trained", "active", "queue"]
+    list_display = ["name", "family", "preset", "parameters", "training_status", "status", "queue", "active",
+                    "is_default"]
+    list_filter = ["status", "kind", "trained", "active", "queue"]
     search_fields = ["name", "checksum"]
-    readonly_fields = ["kind", "family", "preset", "checksum", "size_bytes", "parameters", "trained",
-                       "config", "provenance", "metrics", "has_policy", "has_wdl", "has_attention", "created_at"]
+    readonly_fields = ["status", "status_message", "kind", "family", "preset", "checksum", "size_bytes", "parameters",
+                       "trained", "config", "provenance", "metrics", "has_policy", "has_wdl", "has_attention",
+                       "created_at"]
+    actions = ["check_again"]
 
     @admin.display(description="trained?")
     def training_status(self, obj: Network) -> str:
         if obj.kind == Network.Kind.MATERIAL:
             return "baseline (no network)"
+        if obj.status != Network.Status.READY:
+            return "not known yet" if obj.status == Network.Status.CHECKING else "-"
         return "trained" if obj.trained else "UNTRAINED"
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if form.checksum is not None:
+            transaction.on_commit(lambda: dispatch_check(obj))
+            self.message_user(request, f"A worker is checking {obj.name}; it is offered for analysis once its "
+                                       f"status is ready (reload this page to see it).", messages.INFO)
+
+    @admin.action(description="Check again (in a worker)")
+    def check_again(self, request, queryset):
+        networks = list(queryset.filter(kind=Network.Kind.CHECKPOINT))
+        for network in networks:
+            Network.objects.filter(pk=network.pk).update(status=Network.Status.CHECKING, status_message="")
+            transaction.on_commit(lambda network=network: dispatch_check(network))
+        self.message_user(request, f"{len(networks)} network(s) queued for checking.", messages.INFO)

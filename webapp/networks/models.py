@@ -15,8 +15,20 @@ def checkpoint_upload_path(instance: "Network", filename: str) -> str:
     return f"networks/{instance.checksum[:16]}{suffix}"
 
 
+class NetworkQuerySet(models.QuerySet):
+    def offered(self) -> "NetworkQuerySet":
+        """What users may analyse with: active, and checked by a worker (an upload being
+        checked, or refused, is never offered)."""
+        return self.filter(active=True, status=Network.Status.READY)
+
+
 class Network(models.Model):
     """A network users can pick. ``checksum`` identifies the weights everywhere results are cached."""
+
+    class Status(models.TextChoices):
+        CHECKING = "checking", "checking (a worker is loading it)"
+        READY = "ready", "ready"
+        REJECTED = "rejected", "rejected"
 
     class Kind(models.TextChoices):
         CHECKPOINT = "checkpoint", "checkpoint"
@@ -46,7 +58,12 @@ class Network(models.Model):
                              help_text="Celery queue whose workers run this network")
     active = models.BooleanField(default=True, help_text="Offered on the home page")
     is_default = models.BooleanField(default=False)
+    # An admin upload is saved as "checking"; a worker loads it and sets "ready" or "rejected".
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.CHECKING)
+    status_message = models.TextField(blank=True, help_text="Why the check refused the checkpoint")
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = NetworkQuerySet.as_manager()
 
     class Meta:
         ordering = ["-is_default", "name"]

@@ -1,13 +1,15 @@
 """Register networks from checkpoint files, validated by ``analysis.checkpoint``.
 
-Used by the admin upload form, by ``manage.py serve`` (shipped weights) and by
-tests. A checkpoint is loaded in full once here, so a file that registers is a
-file workers can load.
+A checkpoint is loaded in full once here and run on a few probe positions, so a
+file that registers is a file workers can load and whose answers are finite.
+``manage.py serve`` (shipped weights) and tests register synchronously; an admin
+upload is saved as "checking" and ``check_network`` runs in a worker task.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +17,10 @@ from django.core.files import File
 from django.db import transaction
 
 from analysis.checkpoint import CheckpointError, file_sha256, load_checkpoint
+from analysis.probe import probe_network
 from webapp.networks.models import Network
+
+log = logging.getLogger(__name__)
 
 MATERIAL_CHECKSUM = "builtin-material-v1"
 
@@ -36,8 +41,9 @@ class CheckpointFacts:
 
 
 def inspect_checkpoint(path: Path) -> CheckpointFacts:
-    """Load the checkpoint (raises ``CheckpointError`` with the reason) and describe it."""
+    """Load the checkpoint and probe it (raises ``CheckpointError`` with the reason); describe it."""
     model, meta = load_checkpoint(path)
+    probe_network(model, meta, str(path))
     parameters = sum(p.numel() for p in model.parameters())
     return CheckpointFacts(
         checksum=file_sha256(path), size_bytes=path.stat().st_size, family=meta.family,
@@ -105,8 +111,45 @@ def register_checkpoint(path: Path, name: str, *, card: str | None = None, is_de
         Network.objects.exclude(pk=network.pk).update(is_default=False)
         network.is_default = True
     network.active = True
+    network.status, network.status_message = Network.Status.READY, ""
     network.save()
     return network
+
+
+def check_network(network_id: int) -> str:
+    """A worker's check of an uploaded checkpoint: "ready" with the file's facts, or "rejected"
+    with the reason shown in the admin. Only a network still "checking" is checked."""
+    network = Network.objects.filter(pk=network_id, status=Network.Status.CHECKING).first()
+    if network is None:
+        return "not checking"
+    path = network.path
+    try:
+        if path is None or not path.is_file():
+            raise CheckpointError(f"{path}: the uploaded file is missing")
+        facts = inspect_checkpoint(path)
+        if facts.checksum != network.checksum:
+            raise CheckpointError(f"{path}: the stored file changed after the upload (checksum differs)")
+    except CheckpointError as exc:
+        return _finish_check(network, Network.Status.REJECTED, str(exc).removeprefix(f"{path}: "))
+    except Exception as exc:  # a bug or a worker problem: say so in the admin, never leave it "checking"
+        log.exception("checking network %s failed", network.name)
+        return _finish_check(network, Network.Status.REJECTED, f"the check itself failed: {type(exc).__name__}: {exc}")
+    apply_facts(network, facts)
+    network.card = network.card or default_card(facts, network.name)
+    return _finish_check(network, Network.Status.READY, "", _FACT_FIELDS)
+
+
+# What a check learns from the file (besides the checksum the upload recorded).
+_FACT_FIELDS = ("kind", "size_bytes", "family", "preset", "config", "parameters", "trained", "provenance",
+                "metrics", "has_policy", "has_wdl", "has_attention", "card")
+
+
+def _finish_check(network: Network, status: str, message: str, fields: tuple[str, ...] = ()) -> str:
+    """Record the verdict, unless the network got another file (or a verdict) while this check ran."""
+    values = {name: getattr(network, name) for name in fields}
+    updated = Network.objects.filter(pk=network.pk, checksum=network.checksum, status=Network.Status.CHECKING) \
+        .update(status=status, status_message=message, **values)
+    return status if updated else "superseded"
 
 
 def ensure_material_network() -> Network:
@@ -114,6 +157,7 @@ def ensure_material_network() -> Network:
     network, _ = Network.objects.get_or_create(
         checksum=MATERIAL_CHECKSUM,
         defaults=dict(name="material", kind=Network.Kind.MATERIAL, family="material", trained=False,
+                      status=Network.Status.READY,
                       has_policy=False, has_wdl=False, has_attention=False, queue=Network.Queue.CPU,
                       card="# material\n\nNot a network: the material balance (P=1, N=B=3, R=5, Q=9) "
                            "mapped to an expected score with the ChessBench win% curve, and a "

@@ -117,10 +117,10 @@ class Command(BaseCommand):
 
             register_shipped()
         if name is None:
-            network = Network.objects.filter(active=True).first()
+            network = Network.objects.offered().first()
         else:
-            network = Network.objects.filter(name=name, active=True).first()
+            network = Network.objects.offered().filter(name=name).first()
         if network is None:
-            known = ", ".join(Network.objects.filter(active=True).values_list("name", flat=True))
+            known = ", ".join(Network.objects.offered().values_list("name", flat=True))
             raise CommandError(f"unknown network {name!r}; known: {known}")
         return network

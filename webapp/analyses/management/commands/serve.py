@@ -26,6 +26,13 @@ STOP_TIMEOUT = 15.0
 WARM_WAIT = 3.0
 
 
+def websocket_limits() -> list[str]:
+    """daphne options: a websocket message larger than the site accepts drops the connection unread."""
+    from webapp.analyses.consumers import MAX_WIRE_BYTES
+
+    return ["--websocket-max-message-size", str(MAX_WIRE_BYTES), "--websocket-max-frame-size", str(MAX_WIRE_BYTES)]
+
+
 class Command(BaseCommand):
     help = "Run Redis (embedded), a Celery worker and daphne together; Ctrl+C stops them all."
 
@@ -66,7 +73,8 @@ class Command(BaseCommand):
                     "-n", f"serve-{os.getpid()}@%h", "--without-gossip", "--without-mingle",
                 ], env)))
             children.append(("web", self._spawn([
-                sys.executable, "-m", "daphne", "-b", opts["host"], "-p", str(opts["port"]), "webapp.asgi:application",
+                sys.executable, "-m", "daphne", "-b", opts["host"], "-p", str(opts["port"]), *websocket_limits(),
+                "webapp.asgi:application",
             ], env)))
             self.stdout.write(self.style.SUCCESS(f"Sightline at http://{opts['host']}:{opts['port']}/  (Ctrl+C stops)"))
             self.stdout.flush()

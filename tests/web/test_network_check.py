@@ -1,0 +1,133 @@
+"""Admin uploads: the request stores the file as "checking"; a worker task marks it ready or rejected."""
+
+import json
+import math
+import struct
+from pathlib import Path
+
+import pytest
+import torch
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from analysis.checkpoint import file_sha256, save_checkpoint
+from analysis.models.chessformer import PRESETS, Chessformer
+from webapp.networks.models import Network
+from workers import tasks
+
+pytestmark = pytest.mark.django_db
+ADD_URL = "/admin/networks/network/add/"
+
+
+@pytest.fixture
+def queued_checks(monkeypatch):
+    """The checks the admin queues: (network id, queue) each."""
+    sent = []
+    monkeypatch.setattr(tasks.check_network, "apply_async", lambda args, queue: sent.append((args[0], queue)))
+    return sent
+
+
+def upload(admin_client, django_capture_on_commit_callbacks, name: str, data: bytes, filename="net.safetensors"):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(ADD_URL, {
+            "name": name, "file": SimpleUploadedFile(filename, data), "card": "", "queue": "cpu", "active": "on",
+        }, follow=True)
+    assert response.status_code == 200
+    return Network.objects.filter(name=name).first(), response
+
+
+def test_an_upload_is_checking_and_not_offered_until_a_worker_marks_it_ready(
+        admin_client, client, django_capture_on_commit_callbacks, queued_checks, tiny_checkpoint, material_network):
+    data = Path(tiny_checkpoint).read_bytes()
+    network, response = upload(admin_client, django_capture_on_commit_callbacks, "uploaded", data)
+    assert "A worker is checking uploaded" in response.content.decode()
+    assert network.status == Network.Status.CHECKING and queued_checks == [(network.pk, "cpu")]
+    assert network.checksum == file_sha256(tiny_checkpoint) and network.family == "" and network.parameters == 0
+    assert Path(network.file.path).read_bytes() == data
+    # Checking: the site does not offer it.
+    assert 'value="uploaded"' not in client.get("/").content.decode()
+    refused = client.post("/", {"network": "uploaded", "search": "value", "pgn": "1. e4 *"})
+    assert refused.status_code == 400 and "Unknown network &#x27;uploaded&#x27;" in refused.content.decode()
+
+    assert tasks.check_network.run(network.pk) == Network.Status.READY
+    network.refresh_from_db()
+    assert network.family == "chessformer" and network.preset == "cf-tiny" and network.parameters > 0
+    assert network.is_untrained and "UNTRAINED" in network.card and network.status_message == ""
+    assert 'value="uploaded"' in client.get("/").content.decode()
+    assert tasks.check_network.run(network.pk) == "not checking"  # a redelivered check does nothing
+    again, response = upload(admin_client, django_capture_on_commit_callbacks, "again", data)
+    assert again is None and "already registered as &#x27;uploaded&#x27;" in response.content.decode()
+
+
+def rewritten(source: Path, target: Path, **metadata) -> bytes:
+    """``source`` with some header metadata replaced (tensor data untouched)."""
+    raw = source.read_bytes()
+    (length,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + length])
+    header["__metadata__"].update(metadata)
+    encoded = json.dumps(header).encode()
+    return struct.pack("<Q", len(encoded)) + encoded + raw[8 + length:]
+
+
+def nan_checkpoint(folder: Path) -> bytes:
+    model = Chessformer(PRESETS["cf-tiny"])
+    with torch.no_grad():
+        model.embed.weight.fill_(math.nan)
+    # Marked trained, as the probe's all-NaN upload was: the flag proves nothing about the numbers.
+    return save_checkpoint(folder / "nan.safetensors", model, trained=True).read_bytes()
+
+
+@pytest.mark.parametrize("make, fragment", [
+    (lambda ckpt, tmp: b"\x01\x02", "truncated"),
+    (lambda ckpt, tmp: b"\x10\x00\x00\x00\x00\x00\x00\x00{not json at all}", "damaged safetensors header"),
+    (lambda ckpt, tmp: b"PK\x03\x04" + b"\x00" * 64, "pickled PyTorch file"),
+    (lambda ckpt, tmp: rewritten(ckpt, tmp, config=json.dumps(dict(PRESETS["cf-tiny"].to_dict(), layers=1000))),
+     "bad chessformer config: layers 1000 is over the limit of 64"),
+    (lambda ckpt, tmp: nan_checkpoint(tmp), "the network gave non-finite output (wdl, q, q_err, st, st_err, "
+                                            "attention, policy) for the position rnbqkbnr/pppppppp/8/8/8/8/"),
+])
+def test_a_bad_upload_is_rejected_by_the_worker_with_the_reason_in_the_admin(
+        admin_client, django_capture_on_commit_callbacks, queued_checks, tiny_checkpoint, tmp_path, make, fragment):
+    network, _ = upload(admin_client, django_capture_on_commit_callbacks, "bad", make(Path(tiny_checkpoint), tmp_path))
+    assert network.status == Network.Status.CHECKING and len(queued_checks) == 1
+    assert tasks.check_network.run(network.pk) == Network.Status.REJECTED
+    network.refresh_from_db()
+    assert network.status == Network.Status.REJECTED and fragment in network.status_message
+    assert str(network.path) not in network.status_message  # the reason, not the storage path
+    assert not Network.objects.offered().filter(name="bad").exists()
+    page = admin_client.get(f"/admin/networks/network/{network.pk}/change/").content.decode()
+    assert "rejected" in page and fragment.split(":")[0] in page
+
+
+def test_a_missing_broker_leaves_a_message_and_check_again_queues_it(
+        admin_client, django_capture_on_commit_callbacks, tiny_checkpoint, monkeypatch):
+    def broker_down(*args, **kwargs):
+        raise ConnectionError("Redis is not running")
+
+    monkeypatch.setattr(tasks.check_network, "apply_async", broker_down)
+    network, _ = upload(admin_client, django_capture_on_commit_callbacks, "later", Path(tiny_checkpoint).read_bytes())
+    assert network.status == Network.Status.CHECKING
+    assert network.status_message.startswith("Could not reach the workers to check it (ConnectionError)")
+    sent = []
+    monkeypatch.setattr(tasks.check_network, "apply_async", lambda args, queue: sent.append(args[0]))
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post("/admin/networks/network/", {"action": "check_again", "_selected_action": [network.pk]})
+    assert sent == [network.pk]
+    assert tasks.check_network.run(network.pk) == Network.Status.READY
+
+
+def test_a_check_of_a_file_replaced_meanwhile_records_nothing(
+        admin_client, django_capture_on_commit_callbacks, queued_checks, tiny_checkpoint, monkeypatch):
+    from webapp.networks import registry
+
+    network, _ = upload(admin_client, django_capture_on_commit_callbacks, "swapped", Path(tiny_checkpoint).read_bytes())
+    inspect = registry.inspect_checkpoint
+
+    def inspect_while_another_file_arrives(path):
+        facts = inspect(path)
+        Network.objects.filter(pk=network.pk).update(checksum="0" * 64)  # a new upload, its own check to come
+        return facts
+
+    monkeypatch.setattr(registry, "inspect_checkpoint", inspect_while_another_file_arrives)
+    assert tasks.check_network.run(network.pk) == "superseded"
+    network.refresh_from_db()
+    assert network.status == Network.Status.CHECKING and network.family == "" and network.checksum == "0" * 64
