@@ -102,7 +102,7 @@ def test_cli_exit_status_1_and_json_when_a_check_fails(capsys, tiny_checkpoint):
 def test_cli_exit_status_0_when_every_check_passes(capsys, monkeypatch):
     import analysis.cli.value_cmds as value_cmds
 
-    monkeypatch.setattr(value_cmds, "_evaluator", lambda model, device: sane_evaluator())
+    monkeypatch.setattr(value_cmds, "_evaluator", lambda model, device, threads: sane_evaluator())
     code, out, _ = run_cli(capsys, "value-sanity", "--model", "sane")
     assert code == 0 and "value sanity passed" in out and "FAIL " not in out
 

@@ -10,11 +10,13 @@ from analysis.cli import CommandError
 MATERIAL = "material"
 
 
-def _evaluator(model: str, device: str | None):
+def _evaluator(model: str, device: str | None, threads: int | None = None):
     """A checkpoint's evaluator, or the material-count evaluator for ``--model material``."""
     from analysis.checkpoint import CheckpointError, load_evaluator
+    from analysis.cli.eval_cmds import set_threads
     from analysis.evaluator import MaterialEvaluator
 
+    set_threads(threads)
     if model == MATERIAL:
         return MaterialEvaluator()
     if not Path(model).is_file():
@@ -55,7 +57,7 @@ def _value_quality(args) -> int:
         samples = load_value_samples(Path(args.data), args.split, args.limit)
     except (OSError, ValueError, KeyError) as exc:
         raise CommandError(str(exc)) from exc
-    evaluator = _evaluator(args.model, args.device)
+    evaluator = _evaluator(args.model, args.device, args.threads)
     report = value_quality(predict_scores(evaluator, samples.boards), samples)
     payload = {"model": args.model, "data": args.data, "split": args.split, "positions": len(samples.boards),
                **report, "plot": None}
@@ -75,7 +77,7 @@ def _value_quality(args) -> int:
 def _value_sanity(args) -> int:
     from analysis.eval.value_sanity import run_sanity
 
-    result = run_sanity(_evaluator(args.model, args.device))
+    result = run_sanity(_evaluator(args.model, args.device, args.threads))
     if args.json:
         print(json.dumps(result, indent=2))
     else:
@@ -96,6 +98,8 @@ def register(subparsers) -> None:
     p.add_argument("--limit", type=int, help="only the first N positions of the split")
     p.add_argument("--plot", help="write the reliability diagram here (PNG)")
     p.add_argument("--device", help="cpu, cuda, ... (default: best available)")
+    p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's; 1 on cores shared with "
+                                               "another job)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=_value_quality)
 
@@ -103,6 +107,8 @@ def register(subparsers) -> None:
                                                    "mates and stalemates; exit status 1 when a check fails")
     p.add_argument("--model", required=True, help="checkpoint path, or 'material' (material-count evaluator)")
     p.add_argument("--device", help="cpu, cuda, ... (default: best available)")
+    p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's; 1 on cores shared with "
+                                               "another job)")
     p.add_argument("--json", action="store_true",
                    help='print {"passed", "checks": [{"name", "passed", "detail"}], "suite_version"}')
     p.set_defaults(handler=_value_sanity)
