@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "data_cmds",
     "train_cmd",
     "eval_cmds",
+    "value_cmds",
     "search_cmds",
 ]
 

@@ -28,6 +28,17 @@ def _agent(model: str, algo: str | None, nodes: int | None, device: str | None):
         raise CommandError(str(exc)) from exc
 
 
+def set_threads(threads: int | None) -> None:
+    """torch's CPU threads for this process; on cores shared with other jobs, 1 is much faster."""
+    if threads is None:
+        return
+    if threads < 1:
+        raise CommandError("--threads must be at least 1")
+    import torch
+
+    torch.set_num_threads(threads)
+
+
 def _emit(args, payload: dict, lines: list[str]) -> None:
     if args.json:
         print(json.dumps(payload, indent=2))
@@ -37,6 +48,7 @@ def _emit(args, payload: dict, lines: list[str]) -> None:
 
 def _run_suite(args, load, run, path: Path):
     """Load a test suite, play the chosen agent through it, and return (agent name, report)."""
+    set_threads(args.threads)
     try:
         items = load(path, args.limit)
     except (OSError, ValueError) as exc:
@@ -75,6 +87,7 @@ def _metrics(args) -> int:
     from analysis.eval.agents import MaterialGreedyAgent
     from analysis.eval.static_metrics import evaluate_static, evaluate_static_greedy, load_test_positions
 
+    set_threads(args.threads)
     try:
         positions = load_test_positions(Path(args.data), args.limit)
     except (OSError, ValueError) as exc:
@@ -182,6 +195,8 @@ def register(subparsers) -> None:
         p.add_argument("--nodes", type=int, help="search budget in nodes")
         p.add_argument("--device", help="cpu, cuda, ... (default: best available)")
         p.add_argument("--limit", type=int, help="only the first N items")
+        p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's, one per core; "
+                                                   "use 1 on cores shared with another job, e.g. training)")
         p.add_argument("--json", action="store_true", help="print one JSON object")
 
     p = subparsers.add_parser("puzzles", help="Lichess puzzle accuracy (ChessBench rule), per 400-rating bucket")

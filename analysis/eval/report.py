@@ -65,4 +65,46 @@ def render_markdown(metrics: dict) -> str:
         sts = metrics.get(_name("sts", stem))
         if sts:
             lines.append(f"- {label}: " + ", ".join(f"{t} {v['score']}" for t, v in sts["themes"].items()))
-    return "\n".join(lines) + "\n"
+    lines += [""] + render_value_quality(metrics) + render_value_sanity(metrics)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+# Value figures: `value-quality --json` attached as value_quality (baseline_value_quality for
+# `--model material`), `value-sanity --json` as value_sanity.
+VALUE_QUALITY = [("network", "value_quality"), ("material baseline", "baseline_value_quality")]
+
+
+def _signed(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:+.3f}"
+
+
+def render_value_quality(metrics: dict) -> list[str]:
+    """The value-quality table: overall and per source, for the network and the baseline."""
+    found = [(label, metrics[key]) for label, key in VALUE_QUALITY if key in metrics]
+    if not found:
+        return ["Value quality: not measured", ""]
+    lines = ["Value quality: expected score vs Stockfish's win probability (side to move); signed errors in "
+             "White's view; side-to-move bias = (White-to-move - Black-to-move error) / 2:", "",
+             "| evaluator | positions | n | MAE | Brier | ECE | signed error, White to move | "
+             "signed error, Black to move | side-to-move bias |", "|---|---|---|---|---|---|---|---|---|"]
+    for label, vq in found:
+        for group, f in {"all": vq["overall"], **vq["by_source"]}.items():
+            signed = f["signed_error_white_view"]
+            lines.append(f"| {label} | {group} | {f['positions']} | {f['mae']:.3f} | {f['brier']:.4f} | "
+                         f"{f['ece']:.3f} | {_signed(signed['white_to_move'])} | {_signed(signed['black_to_move'])} "
+                         f"| {_signed(f['side_to_move_bias'])} |")
+    return lines + ["", f"({found[0][1]['split']} split of {found[0][1]['data']})", ""]
+
+
+def render_value_sanity(metrics: dict) -> list[str]:
+    """The sanity suite's verdict, with every failed check and its figures."""
+    sanity = metrics.get("value_sanity")
+    if not sanity:
+        return ["Value sanity suite: not run", ""]
+    checks = sanity["checks"]
+    failed = [c for c in checks if not c["passed"]]
+    verdict = "passed" if sanity["passed"] else "FAILED"
+    lines = [f"Value sanity suite (version {sanity['suite_version']}): {verdict}, "
+             f"{len(checks) - len(failed)}/{len(checks)} checks passed" + (":" if failed else "."), ""]
+    lines += [f"- failed: {c['name']}: {c['detail']}" for c in failed]
+    return lines + ([""] if failed else [])

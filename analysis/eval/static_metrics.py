@@ -87,9 +87,36 @@ def move_scores(evaluator, algo: str, board: chess.Board) -> dict[chess.Move, fl
     raise ValueError(f"static metrics support the policy and value agents, not {algo!r}")
 
 
+# Positions whose successors the value agent evaluates together: about 30 successors each,
+# so one prefetch fills a few full forward passes (analysis.eval.prefetch.PREFETCH_BATCH).
+VALUE_PREFETCH_POSITIONS = 16
+
+
+def successors_to_evaluate(board: chess.Board) -> list[chess.Board]:
+    """The successors the value search sends to the network (those the rules do not settle)."""
+    from analysis.search.value import successor_outcome
+
+    out = []
+    for move in board.legal_moves:
+        board.push(move)
+        if successor_outcome(board) is None:
+            out.append(board.copy())
+        board.pop()
+    return out
+
+
 def evaluate_static(evaluator, algo: str, positions, *, progress: bool = False) -> StaticReport:
+    """For the value agent, successors of ``VALUE_PREFETCH_POSITIONS`` positions share forward passes."""
+    from analysis.eval.prefetch import PrefetchedEvaluator
+
+    if algo == "value":
+        evaluator = PrefetchedEvaluator(evaluator)
     correct, taus = 0, []
-    for board, truth in tqdm(positions, desc=f"static {algo}", unit="pos", disable=not progress):
+    for i, (board, truth) in enumerate(tqdm(positions, desc=f"static {algo}", unit="pos", disable=not progress)):
+        if algo == "value" and i % VALUE_PREFETCH_POSITIONS == 0:
+            evaluator.clear()
+            ahead = positions[i:i + VALUE_PREFETCH_POSITIONS]
+            evaluator.prefetch([s for b, _ in ahead for s in successors_to_evaluate(b)])
         scores = move_scores(evaluator, algo, board)
         moves = list(truth)
         predicted = np.asarray([scores.get(m, float("-inf")) for m in moves], np.float64)
