@@ -1,0 +1,24 @@
+"""The command line of the web server process (``serve`` and the tests start it the same way).
+
+uvicorn, not daphne: daphne (Twisted) receives a whole request body, and parses a multipart or
+url-encoded one on its event loop, before the app is called, so one large POST stalled every
+client and no ASGI-level limit could stop it. uvicorn streams the body to the app with flow
+control, so ``webapp.body_limit`` can refuse it from the headers. Websockets: the
+``websockets`` package; HTTP parsing: httptools; event loop: uvloop.
+"""
+
+from __future__ import annotations
+
+import sys
+
+# Seconds that open connections (websockets included) get to finish on SIGTERM.
+GRACEFUL_SHUTDOWN_S = 5
+
+
+def web_server_command(host: str, port: int) -> list[str]:
+    return [
+        sys.executable, "-m", "uvicorn", "webapp.asgi:application", "--host", host, "--port", str(port),
+        "--lifespan", "off",  # Channels' router has no lifespan protocol
+        "--ws", "websockets", "--http", "httptools", "--loop", "uvloop",
+        "--no-access-log", "--timeout-graceful-shutdown", str(GRACEFUL_SHUTDOWN_S),
+    ]
