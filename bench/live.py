@@ -11,7 +11,7 @@
    ply's result rendered on the game page, with the model already loaded in
    the worker. Target: < 300 ms.
 
-The site runs as ``manage.py serve`` (embedded Redis, Celery worker, daphne)
+The site runs as ``manage.py serve`` (embedded Redis, Celery worker, uvicorn)
 in a temporary folder; figure 2 runs in this process. Writes
 artifacts/bench/live.json.
 

@@ -1,4 +1,4 @@
-"""End to end: ``manage.py serve`` (embedded Redis, Celery worker, daphne) driven by Chromium.
+"""End to end: ``manage.py serve`` (embedded Redis, Celery worker, uvicorn) driven by Chromium.
 
 Paste a real game, watch the eval graph fill in live, step through plies with
 the keyboard (variations too), click the graph, open the attention explorer,
