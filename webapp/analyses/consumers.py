@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 
+from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocketConsumer
 
@@ -57,6 +58,15 @@ class JobConsumer(AsyncJsonWebsocketConsumer):
         # The page only listens; a "ping" lets clients measure round trips.
         if isinstance(content, dict) and content.get("kind") == "ping":
             await self.send_json({"kind": "pong", "t": content.get("t")})
+
+    async def dispatch(self, message):
+        """Pushed job messages skip Channels' per-message ``aclose_old_connections()``: it is a
+        thread hop per message per viewer (measured: 45% of the web process's time at 50 viewers),
+        and these handlers never touch the database."""
+        handler = getattr(self, get_handler_name(message), None) if message["type"].startswith("job.") else None
+        if handler is None:
+            return await super().dispatch(message)
+        await handler(message)
 
     # Channel-layer messages {"type": "job.<kind>", "text": <JSON>} (see publish.encode):
     # the text goes out as it is, so a message is serialised once, not once per viewer.
