@@ -84,15 +84,26 @@ def start_site(root: Path, var_dir: Path, port: int) -> subprocess.Popen:
     process = subprocess.Popen([sys.executable, "manage.py", "serve", "--no-worker", "--port", str(port)], cwd=root,
                                env=dict(os.environ), stdout=log.open("w"), stderr=subprocess.STDOUT,
                                start_new_session=True)
-    deadline = time.monotonic() + 180
+    deadline = time.monotonic() + 600  # on a loaded 2-core machine serve took minutes to start
     while True:
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/recent/", timeout=5):
                 return process
         except OSError:
             if process.poll() is not None or time.monotonic() > deadline:
+                stop_site(process)
                 raise SystemExit(f"serve did not start:\n{log.read_text()[-3000:]}")
             time.sleep(0.3)
+
+
+def stop_site(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGINT)
+    try:
+        process.wait(120)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)  # its children die with it (parent-death signal)
+        process.wait()
 
 
 def web_process(serve: subprocess.Popen) -> psutil.Process:
@@ -171,11 +182,7 @@ def main() -> int:
     try:
         result = {"root": str(root), **measure(port, web_process(site), args)}
     finally:
-        os.killpg(site.pid, signal.SIGINT)
-        try:
-            site.wait(120)
-        except subprocess.TimeoutExpired:
-            os.killpg(site.pid, signal.SIGKILL)  # its children die with it (parent-death signal)
+        stop_site(site)
         shutil.rmtree(var_dir, ignore_errors=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2))
