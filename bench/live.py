@@ -11,7 +11,7 @@
    ply's result rendered on the game page, with the model already loaded in
    the worker. Target: < 300 ms.
 
-The site runs as ``manage.py serve`` (embedded Redis, Celery worker, daphne)
+The site runs as ``manage.py serve`` (embedded Redis, Celery worker, uvicorn)
 in a temporary folder; figure 2 runs in this process. Writes
 artifacts/bench/live.json.
 
@@ -284,7 +284,10 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=8)
     parser.add_argument("--pgn", type=Path, default=SHARED_PGN, help="games to analyse (needs >= --plies plies)")
     parser.add_argument("--out", type=Path, default=ROOT / "artifacts" / "bench" / "live.json")
+    parser.add_argument("--figures", default="speed,publish,first-ply",
+                        help="which figures to measure, comma-separated (default: all three)")
     args = parser.parse_args()
+    figures = set(args.figures.split(","))
     if not args.pgn.exists():
         raise SystemExit(f"{args.pgn} not found: pass --pgn with games of at least {args.plies} plies")
     games = games_from(args.pgn, args.plies, args.trials + 2)
@@ -302,21 +305,23 @@ def main() -> int:
     site = Site(var_dir, free_port())  # migrates and registers the shipped networks
     results: dict = {"machine": {"cpus": os.cpu_count(), "load_1min": round(os.getloadavg()[0], 2)}}
     try:
-        results["analysis_speed"] = analysis_speed(games[0], args.plies, args.depth, args.rounds)
-        print(json.dumps({"analysis_speed": results["analysis_speed"]}), flush=True)
+        if "speed" in figures:
+            results["analysis_speed"] = analysis_speed(games[0], args.plies, args.depth, args.rounds)
+            print(json.dumps({"analysis_speed": results["analysis_speed"]}), flush=True)
         from playwright.sync_api import sync_playwright
 
         job = listening_job()
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
             results["publish_to_browser"] = []
-            for rate in (float(r) for r in args.rates.split(",")):
+            for rate in (float(r) for r in args.rates.split(",") if "publish" in figures):
                 figure = publish_latency(browser, site, job, args.clients, args.messages, rate)
                 figure["rate_per_s"] = rate
                 results["publish_to_browser"].append(figure)
                 print(json.dumps({"publish_to_browser": figure}), flush=True)
-            results["submit_to_first_ply"] = first_ply(browser, site, games[1:], "policy")
-            print(json.dumps({"submit_to_first_ply": results["submit_to_first_ply"]}), flush=True)
+            if "first-ply" in figures:
+                results["submit_to_first_ply"] = first_ply(browser, site, games[1:], "policy")
+                print(json.dumps({"submit_to_first_ply": results["submit_to_first_ply"]}), flush=True)
             browser.close()
     finally:
         site.stop()
@@ -324,17 +329,20 @@ def main() -> int:
         shutil.rmtree(var_dir, ignore_errors=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2))
-    speed, lat, first = results["analysis_speed"], results["publish_to_browser"], results["submit_to_first_ply"]
-    print(f"\nnetwork: {speed['network']} on {speed['device']}")
+    speed, lat, first = (results.get(k) for k in ("analysis_speed", "publish_to_browser", "submit_to_first_ply"))
+    print()
     for figure in lat:
         print(f"publish -> browser, {figure['clients']} clients, {figure['rate_per_s']:g} msg/s: p50 {figure['p50_ms']} ms, "
               f"p95 {figure['p95_ms']} ms ({figure['delivered']}/{figure['expected']} delivered; target p95 < 50 ms)")
-    print(f"{speed['positions']} positions: network {speed['network_policy_value_s']} s, Stockfish depth "
-          f"{speed['stockfish_depth']} {speed['stockfish_s']} s -> {speed['ratio_stockfish_over_network']}x "
-          f"(target >= 10x; median of {speed['rounds']} alternating rounds: {speed['ratio_rounds']}); "
-          f"value search {speed['network_value_search_s']} s")
-    print(f"submit -> first ply: median {first['median_ms']} ms, p95 {first['p95_ms']} ms over {first['trials']} "
-          f"(target < 300 ms)")
+    if speed:
+        print(f"network: {speed['network']} on {speed['device']}")
+        print(f"{speed['positions']} positions: network {speed['network_policy_value_s']} s, Stockfish depth "
+              f"{speed['stockfish_depth']} {speed['stockfish_s']} s -> {speed['ratio_stockfish_over_network']}x "
+              f"(target >= 10x; median of {speed['rounds']} alternating rounds: {speed['ratio_rounds']}); "
+              f"value search {speed['network_value_search_s']} s")
+    if first:
+        print(f"submit -> first ply: median {first['median_ms']} ms, p95 {first['p95_ms']} ms over {first['trials']} "
+              f"(target < 300 ms)")
     print(f"load average during the run: {results['machine']['load_1min']} -> {results['machine']['load_1min_after']} "
           f"on {results['machine']['cpus']} cpus")
     return 0

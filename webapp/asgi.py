@@ -3,6 +3,7 @@
 ``get_asgi_application()`` runs before consumers are imported, so the app
 registry is ready. Static files are served here too when ``serve`` asks for it
 (``SIGHTLINE_SERVE_STATIC=1``); production puts collectstatic output behind a web server.
+Request bodies over their path's limit are refused before they are read (``webapp.body_limit``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.conf import settings  # noqa: E402
 
 from webapp.analyses.routing import websocket_urlpatterns  # noqa: E402
+from webapp.body_limit import BodyLimitMiddleware  # noqa: E402
 
 http_app = django_asgi_app
 if settings.DEBUG or os.environ.get("SIGHTLINE_SERVE_STATIC") == "1":
@@ -28,6 +30,6 @@ if settings.DEBUG or os.environ.get("SIGHTLINE_SERVE_STATIC") == "1":
     http_app = CachingStaticFilesHandler(django_asgi_app)
 
 application = ProtocolTypeRouter({
-    "http": http_app,
+    "http": BodyLimitMiddleware(http_app),  # refuses an oversized body before it is read
     "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
 })

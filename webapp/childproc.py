@@ -1,6 +1,6 @@
 """Child processes that cannot outlive the process that started them.
 
-``serve`` starts Redis, a Celery worker and daphne in their own sessions (so
+``serve`` starts Redis, a Celery worker and the web server in their own sessions (so
 a terminal's Ctrl+C reaches only ``serve``, which stops them in order). If
 ``serve`` itself is killed outright, Linux's parent-death signal still stops
 them instead of leaving orphans.

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import dj_database_url
 
+from webapp.body_limit import BodyLimit
 from webapp.redis_urls import RedisUrls
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -140,10 +141,23 @@ STATICFILES_FINDERS = [
 # weights are never served publicly.
 MEDIA_ROOT = VAR_DIR / "media"
 
-# Uploads: a PGN is capped at 1 MB by the form; checkpoints can be large.
-DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
-FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+# Request bodies. A PGN, pasted or uploaded, may be 1 MB (webapp.analyses.gameinput); a browser
+# may url-encode each byte of pasted text as three ("%C3%A9"), so the form's body limit is three
+# times that plus room for the other fields: any PGN under 1 MB gets through to the form, which
+# says the PGN's own size when it is over. Bodies over DATA_UPLOAD_MAX_MEMORY_SIZE are refused
+# with 413 before they are read (webapp.body_limit, in webapp/asgi.py); Django checks it again.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 3 * 1_000_000 + 64 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024  # larger uploads are spooled to a temporary file
 SIGHTLINE_MAX_CHECKPOINT_BYTES = int(os.environ.get("SIGHTLINE_MAX_CHECKPOINT_BYTES", 2 * 1024 ** 3))
+# The admin's checkpoint upload: the file plus the form's other fields and multipart framing.
+SIGHTLINE_MAX_UPLOAD_BYTES = int(os.environ.get("SIGHTLINE_MAX_UPLOAD_BYTES",
+                                                SIGHTLINE_MAX_CHECKPOINT_BYTES + 1024 * 1024))
+SIGHTLINE_BODY_LIMIT = BodyLimit(r".*", DATA_UPLOAD_MAX_MEMORY_SIZE,
+                                 "a PGN, pasted or uploaded, may be at most 1 MB")
+SIGHTLINE_BODY_LIMITS_BY_PATH = [
+    BodyLimit(r"/admin/networks/network/(add|[^/]+/change)/", SIGHTLINE_MAX_UPLOAD_BYTES,
+              f"a checkpoint upload may be at most {SIGHTLINE_MAX_CHECKPOINT_BYTES:,} bytes"),
+]
 
 REDIS = RedisUrls.from_env(os.environ.get("REDIS_URL"), VAR_DIR / "redis" / "redis.sock")
 

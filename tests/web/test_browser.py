@@ -1,4 +1,4 @@
-"""End to end: ``manage.py serve`` (embedded Redis, Celery worker, daphne) driven by Chromium.
+"""End to end: ``manage.py serve`` (embedded Redis, Celery worker, uvicorn) driven by Chromium.
 
 Paste a real game, watch the eval graph fill in live, step through plies with
 the keyboard (variations too), click the graph, open the attention explorer,
@@ -257,8 +257,8 @@ def test_websocket_close_codes_on_the_running_server(live_site, browser):
     assert page.evaluate(CLOSE_CODE_JS, [ws + "00000000-0000-0000-0000-000000000000/", None])["code"] == 4404
     # Too long for the consumer: it says why, then closes 4413.
     assert page.evaluate(CLOSE_CODE_JS, [job_ws, "x" * 2000]) == {"code": 4413, "kinds": ["snapshot", "error"]}
-    # Too long for the server: daphne drops the connection before the application sees it (1006 in a
-    # browser: autobahn sends no close frame then).
+    # Too long for the server: uvicorn (--ws-max-size) closes the connection before the application
+    # sees the message (1009, or 1006 where no close frame reaches the browser).
     refused = page.evaluate(CLOSE_CODE_JS, [job_ws, "x" * 10_000])
     assert refused["code"] in (1006, 1009) and "error" not in refused["kinds"]
     assert page.evaluate(CLOSE_CODE_JS, [job_ws, "{not json"]) == {"code": 4400, "kinds": ["snapshot", "error"]}

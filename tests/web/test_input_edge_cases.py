@@ -143,7 +143,8 @@ def test_a_body_over_the_upload_limit_gets_the_form_and_a_413(material_network, 
     response = client.post("/", {"network": "material", "search": "value", "pgn": "1. e4 " * 5_000,
                                  "csrfmiddlewaretoken": client.cookies["csrftoken"].value})
     assert response.status_code == 413
-    assert "larger than the 1 MB limit" in response.content.decode() and 'id="analyse-panel"' in response.content.decode()
+    assert "The request is larger than 10,000 bytes. A PGN, pasted or uploaded, may be up to 1 MB" \
+        in response.content.decode() and 'id="analyse-panel"' in response.content.decode()
     assert AnalysisJob.objects.count() == 0
 
 

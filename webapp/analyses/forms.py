@@ -10,13 +10,22 @@ import codecs
 
 from django import forms
 
-from webapp.analyses.gameinput import MAX_INPUT_BYTES, GameInputError, GameTree, MultipleGames, parse_fen, parse_pgn
+from webapp.analyses.gameinput import (
+    MAX_INPUT_BYTES, MAX_PLIES, GameInputError, GameTree, MultipleGames, parse_fen, parse_pgn,
+)
 from webapp.analyses.searches import DEFAULT_SEARCH, SEARCHES
 from webapp.networks.models import Network
 
 
+# One limit for pasted text and uploaded files, in the UTF-8 bytes of the PGN itself (not of
+# the request, whose encoding may be up to three times larger: settings.DATA_UPLOAD_MAX_MEMORY_SIZE).
+PGN_LIMITS = (f"A PGN, pasted or uploaded, may be up to 1 MB ({MAX_INPUT_BYTES:,} bytes) and "
+              f"{MAX_PLIES:,} plies, variations included.")
+PGN_TOO_LARGE = "the limit is 1 MB ({:,} bytes).".format(MAX_INPUT_BYTES)
+
+
 class AnalyseForm(forms.Form):
-    pgn = forms.CharField(required=False, strip=False, label="PGN",
+    pgn = forms.CharField(required=False, strip=False, label="PGN", help_text=PGN_LIMITS,
                           widget=forms.Textarea(attrs={"rows": 8, "placeholder": "Paste a PGN here",
                                                        "spellcheck": "false"}))
     pgn_file = forms.FileField(required=False, label="or upload a .pgn file")
@@ -63,7 +72,7 @@ class AnalyseForm(forms.Form):
             return None
         if upload.size > MAX_INPUT_BYTES:
             self.status_code = 413
-            raise forms.ValidationError(f"The file is {upload.size:,} bytes; the limit is 1 MB.")
+            raise forms.ValidationError(f"The file is {upload.size:,} bytes; {PGN_TOO_LARGE}")
         raw = upload.read()
         if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # saved as "Unicode" on Windows
             try:
@@ -107,7 +116,7 @@ class AnalyseForm(forms.Form):
             return None, None
         if len(text.encode("utf-8")) > MAX_INPUT_BYTES:
             self.status_code = 413
-            self.add_error("pgn", f"The PGN is {len(text.encode('utf-8')):,} bytes; the limit is 1 MB.")
+            self.add_error("pgn", f"The PGN is {len(text.encode('utf-8')):,} bytes; {PGN_TOO_LARGE}")
             return None, None
         return (None, fen) if fen else (text, None)
 

@@ -5,16 +5,18 @@ from __future__ import annotations
 import uuid
 
 import chess.svg
+from django.conf import settings
 from django.core.exceptions import NON_FIELD_ERRORS, RequestDataTooBig
 from django.forms.utils import ErrorDict
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import redirect, render
 from django.urls import Resolver404, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from webapp.analyses.attention import layer_payload
 from webapp.analyses.attention_limits import refuse_new_computation
-from webapp.analyses.forms import AnalyseForm
+from webapp.analyses.forms import PGN_LIMITS, AnalyseForm
 from webapp.analyses.jobs import cancel_job, create_job
 from webapp.analyses.judgements import legend as judgement_legend
 from webapp.analyses.judgements import short_legend
@@ -192,21 +194,34 @@ def attention(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse:
     return response
 
 
-def _too_big(request: HttpRequest) -> HttpResponse:
+def _form_error(request: HttpRequest, message: str, status: int) -> HttpResponse:
+    """The home page with ``message`` above the form, for a body the form never got to read."""
     form = AnalyseForm()  # unbound (the body cannot be read), so add_error() is not available
-    form._errors = ErrorDict({NON_FIELD_ERRORS: form.error_class(
-        ["The request is larger than the 1 MB limit for a PGN."], error_class="nonfield")})
-    return render(request, "analyses/home.html", _home_context(form), status=413)
+    form._errors = ErrorDict({NON_FIELD_ERRORS: form.error_class([message], error_class="nonfield")})
+    return render(request, "analyses/home.html", _home_context(form), status=status)
+
+
+def _too_big(request: HttpRequest) -> HttpResponse:
+    return _form_error(request, f"The request is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes. "
+                                f"{PGN_LIMITS}", 413)
+
+
+def _unreadable_form_message(exception: MultiPartParserError) -> str:
+    return (f"The form data could not be read ({exception}). Send it as multipart/form-data with a "
+            f"boundary, or as application/x-www-form-urlencoded.")
 
 
 def bad_request(request: HttpRequest, exception=None) -> HttpResponse:
-    """400 handler. An oversized body is usually first read by the CSRF middleware, so it ends
-    here rather than in ``home``: answer it with the form and the size limit."""
+    """400 handler. An oversized or malformed body is usually first read by the CSRF middleware,
+    so it ends here rather than in ``home``: answer it with the form and what is wrong."""
     if isinstance(exception, RequestDataTooBig):
         return _too_big(request)
+    message = _unreadable_form_message(exception) if isinstance(exception, MultiPartParserError) else "Bad request."
     if request.path.startswith("/api/"):
-        return JsonResponse({"error": "Bad request."}, status=400)
-    return HttpResponse("Bad request.", status=400, content_type="text/plain")
+        return JsonResponse({"error": message}, status=400)
+    if isinstance(exception, MultiPartParserError) and request.path == reverse("home"):
+        return _form_error(request, message, 400)
+    return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
 
 
 def not_found(request: HttpRequest, exception=None) -> HttpResponse:

