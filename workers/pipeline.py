@@ -4,6 +4,12 @@ Each finished position is saved (``PositionResult``, keyed by what the network
 sees) before a small message about it is published, so a page that misses a
 message finds the result in the database. Cancellation is checked between
 batches and during searches.
+
+A job runs under a lease on its row (webapp.analyses.lease), renewed by a
+heartbeat thread: a second delivery of the same job does nothing while the
+lease is held, and a job whose lease is lost, or whose worker is shutting
+down, stops at its next check and leaves the rest to the next holder, which
+finds the finished positions in the cache.
 """
 
 from __future__ import annotations
@@ -19,9 +25,12 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from webapp.analyses import lease
 from webapp.analyses.models import EVAL_SETTINGS_KEY, AnalysisJob, PositionResult
 from webapp.analyses.publish import publish_status
 from webapp.analyses.results import digest_key, evaluation_json, progress_json, search_json
+from workers import shutdown
+from workers.heartbeat import Heartbeat
 from workers.searching import budget_for, make_search
 
 log = logging.getLogger(__name__)
@@ -48,6 +57,10 @@ class JobCancelled(Exception):
     pass
 
 
+class JobInterrupted(Exception):
+    """The worker is shutting down, or the lease was lost: stop and leave the job to its next holder."""
+
+
 @dataclass
 class PlyOutput:
     """What one node got; handed to ``on_node`` (the analyze_pgn command prints it)."""
@@ -70,10 +83,19 @@ class JobRun:
 
     def run(self) -> AnalysisJob:
         job = self.job
-        if not _claim(job):
+        self.owner = lease.new_owner()
+        if not lease.claim(job.pk, self.owner):
             job.refresh_from_db()
-            log.info("job %s is %s; not running it", job.id, job.status)
+            log.info("job %s is %s (lease held by %r); not running it", job.id, job.status, job.lease_owner)
             return job
+        with Heartbeat(job.pk, self.owner) as self.heartbeat:
+            self._run_claimed()
+        job.refresh_from_db()
+        publish_status(job, self.publish)
+        return job
+
+    def _run_claimed(self) -> None:
+        job = self.job
         job.refresh_from_db()
         publish_status(job, self.publish)
         try:
@@ -86,21 +108,16 @@ class JobRun:
             evals = self._evaluate_all(boards, keys, raw_keys)
             self._search_all(boards, keys, evals)
         except JobCancelled:
-            job.refresh_from_db()
-            publish_status(job, self.publish)
-            return job
+            return
+        except JobInterrupted:
+            log.warning("job %s interrupted (worker shutting down or lease lost); it resumes elsewhere", job.id)
+            lease.release(job.pk, self.owner)
+            return
         except Exception as exc:
             log.exception("job %s failed", job.id)
-            AnalysisJob.objects.filter(pk=job.pk).exclude(status=AnalysisJob.Status.CANCELLED).update(
-                status=AnalysisJob.Status.FAILED, error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now())
-            job.refresh_from_db()
-            publish_status(job, self.publish)
-            return job
-        AnalysisJob.objects.filter(pk=job.pk, status=AnalysisJob.Status.RUNNING).update(
-            status=AnalysisJob.Status.DONE, finished_at=timezone.now())
-        job.refresh_from_db()
-        publish_status(job, self.publish)
-        return job
+            lease.finish(job.pk, self.owner, status=AnalysisJob.Status.FAILED, error=f"{type(exc).__name__}: {exc}")
+            return
+        lease.finish(job.pk, self.owner, status=AnalysisJob.Status.DONE)
 
     # -- phase 1: one forward pass per batch ------------------------------------------
     def _evaluate_all(self, boards: list[chess.Board], keys: list[str], raw_keys: list) -> dict[str, dict]:
@@ -193,7 +210,7 @@ class JobRun:
             now = time.monotonic()
             if now - last["polled"] >= CANCEL_POLL:
                 last["polled"] = now
-                if _status(self.job) == AnalysisJob.Status.CANCELLED:
+                if self._interrupted() or _status(self.job) == AnalysisJob.Status.CANCELLED:
                     search.stop(timeout=0)
             if snapshot.final or now - last["sent"] < 1.0 / PROGRESS_RATE:
                 return
@@ -224,6 +241,11 @@ class JobRun:
     def _check_cancelled(self) -> None:
         if _status(self.job) == AnalysisJob.Status.CANCELLED:
             raise JobCancelled()
+        if self._interrupted():
+            raise JobInterrupted()
+
+    def _interrupted(self) -> bool:
+        return shutdown.requested.is_set() or self.heartbeat.lost.is_set()
 
 
 class MemoEvaluator:
@@ -301,14 +323,6 @@ def _batches(items: list, size: int):
 
 def _status(job: AnalysisJob) -> str:
     return AnalysisJob.objects.filter(pk=job.pk).values_list("status", flat=True).first()
-
-
-def _claim(job: AnalysisJob) -> bool:
-    """queued -> running (a redelivered running job restarts: finished results are cached)."""
-    with transaction.atomic():
-        return bool(AnalysisJob.objects.filter(
-            pk=job.pk, status__in=[AnalysisJob.Status.QUEUED, AnalysisJob.Status.RUNNING],
-        ).update(status=AnalysisJob.Status.RUNNING, started_at=timezone.now(), evaluated=0, searched=0, error=""))
 
 
 def _boards(nodes: list[dict]) -> list[chess.Board]:

@@ -4,19 +4,30 @@ On connect the consumer joins the group *before* reading the database, then
 sends a snapshot of everything stored; pushed messages that raced with the
 snapshot arrive after it and are merged by node id on the page, so a late
 joiner or a reconnecting page misses nothing.
+
+Without Redis there are no live updates: a page that connects then still gets
+the snapshot, is told, and is closed with 1013 (its websocket extension
+reconnects with back-off); pages already connected are told the same way
+(webapp.analyses.liveness).
 """
 
 from __future__ import annotations
 
+import logging
 import uuid
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocketConsumer
 
+from webapp.analyses import liveness
 from webapp.analyses.models import AnalysisJob, job_group_name
 from webapp.analyses.results import job_snapshot
 
 CLOSE_NO_SUCH_JOB = 4404
+LIVE_LOST = {"kind": "live", "state": "lost",
+             "message": "Live updates are paused (the message queue is unavailable); reconnecting."}
+
+log = logging.getLogger(__name__)
 
 
 @database_sync_to_async
@@ -43,15 +54,31 @@ class JobConsumer(AsyncJsonWebsocketConsumer):
         if not await _job_exists(job_id):
             await self.close(code=CLOSE_NO_SUCH_JOB)
             return
-        self.group = job_group_name(job_id)
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        group = job_group_name(job_id)
+        try:
+            await self.channel_layer.group_add(group, self.channel_name)
+            self.group = group
+        except Exception as exc:  # Redis is down: the stored state only, then "try again later"
+            log.warning("joining %s failed (%s)", group, exc)
         await self.accept()
         snapshot = await _load_snapshot(job_id)
         await self.send_json({"kind": "snapshot", **(snapshot or {})})
+        if self.group is None:
+            await self.broker_lost()
+        else:
+            liveness.watch(self)
+
+    async def broker_lost(self) -> None:
+        await self.send_json(LIVE_LOST)
+        await self.close(code=liveness.CLOSE_TRY_AGAIN_LATER)
 
     async def disconnect(self, code):
+        liveness.unwatch(self)
         if self.group:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+            try:
+                await self.channel_layer.group_discard(self.group, self.channel_name)
+            except Exception:  # Redis is down; its subscription went with it
+                log.warning("leaving %s failed", self.group, exc_info=True)
 
     async def receive_json(self, content, **kwargs):
         # The page only listens; a "ping" lets clients measure round trips.
