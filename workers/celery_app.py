@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 from celery import Celery, concurrency, signals
+from kombu import transport
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 
@@ -17,6 +18,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 # (Celery's own raise NotImplementedError there); see workers/shutdown.py.
 concurrency.ALIASES.update(threads="workers.shutdown:CooperativeThreadPool",
                            solo="workers.shutdown:CooperativeSoloPool")
+
+# Workers reconnect when Redis restarts instead of dying; see workers/broker.py.
+transport.TRANSPORT_ALIASES.update(redis="workers.broker:Transport", rediss="workers.broker:Transport")
 
 app = Celery("sightline")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -117,7 +117,8 @@ class JobRun:
             log.exception("job %s failed", job.id)
             lease.finish(job.pk, self.owner, status=AnalysisJob.Status.FAILED, error=f"{type(exc).__name__}: {exc}")
             return
-        lease.finish(job.pk, self.owner, status=AnalysisJob.Status.DONE)
+        if lease.finish(job.pk, self.owner, status=AnalysisJob.Status.DONE):
+            log.info("job %s finished: done", job.id)
 
     # -- phase 1: one forward pass per batch ------------------------------------------
     def _evaluate_all(self, boards: list[chess.Board], keys: list[str], raw_keys: list) -> dict[str, dict]:
