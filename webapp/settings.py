@@ -173,6 +173,10 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_RESULT_EXPIRES = 3600
+# Job state lives in the database; nothing reads task results. Storing them made every
+# submission subscribe to the result backend first, which, with Redis down, retried and
+# then raised "the Celery application must be restarted" instead of a connection error.
+CELERY_TASK_IGNORE_RESULT = True
 # Long inference tasks: acknowledge after the work is done and take one at a time.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

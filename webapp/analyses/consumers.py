@@ -17,6 +17,8 @@ import logging
 import uuid
 
 from channels.db import database_sync_to_async
+from channels.utils import await_many_dispatch
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocketConsumer
 
 from webapp.analyses import liveness
@@ -44,6 +46,22 @@ def _job_exists(job_id: str) -> bool:
 class JobConsumer(AsyncJsonWebsocketConsumer):
     group: str | None = None
 
+    async def __call__(self, scope, receive, send):
+        """Channels asks the layer for a channel name before ``connect``; with Redis down that
+        raised, and daphne answered the handshake with a 500. Serve the stored state instead."""
+        try:
+            await super().__call__(scope, receive, send)
+        except Exception as exc:
+            if "channel_name" in self.__dict__:
+                raise  # not the layer's set-up: a real error
+            log.warning("no channel layer for a websocket (%s: %s); serving the stored state only",
+                        type(exc).__name__, exc)
+            self.channel_layer, self.base_send = None, send
+            try:
+                await await_many_dispatch([receive], self.dispatch)
+            except StopConsumer:
+                pass
+
     async def connect(self):
         raw = self.scope["url_route"]["kwargs"]["job_id"]
         try:
@@ -56,8 +74,9 @@ class JobConsumer(AsyncJsonWebsocketConsumer):
             return
         group = job_group_name(job_id)
         try:
-            await self.channel_layer.group_add(group, self.channel_name)
-            self.group = group
+            if self.channel_layer is not None:
+                await self.channel_layer.group_add(group, self.channel_name)
+                self.group = group
         except Exception as exc:  # Redis is down: the stored state only, then "try again later"
             log.warning("joining %s failed (%s)", group, exc)
         await self.accept()
