@@ -93,7 +93,7 @@ class Serve:
 
     def interrupt(self) -> int:
         os.killpg(self.process.pid, signal.SIGINT)  # what a terminal's Ctrl+C does
-        return self.process.wait(90)
+        return self.process.wait(240)  # a busy machine: daphne and the worker each get up to 15 s
 
     def stop(self) -> None:
         if self.process.poll() is None:
