@@ -18,8 +18,9 @@ log = logging.getLogger(__name__)
 
 
 class Heartbeat:
-    def __init__(self, job_id, owner: str):
-        self.job_id, self.owner = job_id, owner
+    def __init__(self, job_id, owner: str, also=None):
+        """``also``: called after each successful renewal (the job's position claims)."""
+        self.job_id, self.owner, self.also = job_id, owner, also
         self.lost = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"lease-{job_id}", daemon=True)
@@ -45,5 +46,7 @@ class Heartbeat:
                     log.warning("job %s: lease lost (cancelled, or taken over after it ran out)", self.job_id)
                     self.lost.set()
                     return
+                if self.also is not None:
+                    self.also()
         finally:
             close_old_connections()

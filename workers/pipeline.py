@@ -30,6 +30,7 @@ from webapp.analyses.models import EVAL_SETTINGS_KEY, AnalysisJob, PositionResul
 from webapp.analyses.publish import publish_status
 from webapp.analyses.results import digest_key, evaluation_json, progress_json, search_json
 from workers import shutdown
+from workers.claims import PositionClaims
 from workers.heartbeat import Heartbeat
 from workers.searching import budget_for, make_search
 
@@ -46,6 +47,8 @@ CANCEL_POLL = 0.5
 # commit (a commit per position, with its count update, cost about 1 ms here). A search
 # that takes longer than this is saved and published on its own, as soon as it is done.
 SAVE_INTERVAL = 0.05
+# How often a job waiting for a position that another job is searching looks for its result.
+SHARED_POLL = 0.1
 # The first batch is small so the first plies reach the page quickly; later batches are full.
 FIRST_BATCH = 4
 # Evaluations finished together are published together (each is about 1.5 kB of JSON,
@@ -88,8 +91,13 @@ class JobRun:
             job.refresh_from_db()
             log.info("job %s is %s (lease held by %r); not running it", job.id, job.status, job.lease_owner)
             return job
-        with Heartbeat(job.pk, self.owner) as self.heartbeat:
-            self._run_claimed()
+        # The policy search is one lookup in phase 1's evaluations: nothing worth sharing.
+        self.claims = PositionClaims(f"{job.network.checksum}:{job.search_settings_key}", enabled=job.search != "policy")
+        try:
+            with Heartbeat(job.pk, self.owner, also=self.claims.renew) as self.heartbeat:
+                self._run_claimed()
+        finally:
+            self.claims.release_all()
         job.refresh_from_db()
         publish_status(job, self.publish)
         return job
@@ -166,30 +174,57 @@ class JobRun:
         search = make_search(job.search, self.memo)
         budget = budget_for(job.search, job.budget)
         pending = _PendingSaves()
-        polled = None
+        polled, deferred = None, []
         try:
             for node_id, key in enumerate(keys):
                 started = time.monotonic()
                 if polled is None or time.monotonic() - polled >= CANCEL_POLL:
                     self._check_cancelled()
                     polled = time.monotonic()
-                if key not in known:
-                    t0 = time.perf_counter()
-                    result = search.run(boards[node_id], budget,
-                                        progress=self._progress_reporter(node_id, boards[node_id], search))
-                    if result.stopped:
-                        self._check_cancelled()
-                    known[key] = search_json(result, boards[node_id], known_san=_policy_san(evals.get(key)))
-                    pending.rows.append(PositionResult(
-                        position_key=key, network_checksum=checksum, settings_key=settings_key, data=known[key],
-                        compute_ms=(time.perf_counter() - t0) * 1000.0))
-                pending.add(node_id, started)
+                if key not in known and not self.claims.take(key):
+                    deferred.append(node_id)  # another job is searching it right now: later
+                    continue
+                self._search_one(node_id, boards[node_id], key, search, budget, known, evals, pending, started)
                 if pending.due():
                     self._save_searches(pending, keys, known)
+            self._save_searches(pending, keys, known)
+            for node_id in deferred:
+                self._take_over_or_wait(node_id, keys[node_id], known)
+                self._search_one(node_id, boards[node_id], keys[node_id], search, budget, known, evals, pending,
+                                 time.monotonic())
+                self._save_searches(pending, keys, known)
         except JobCancelled:  # the finished results are complete: keep them
             self._save_searches(pending, keys, known)
             raise
         self._save_searches(pending, keys, known)
+
+    def _search_one(self, node_id, board, key, search, budget, known, evals, pending, started) -> None:
+        """Search ``board`` unless its result is known, and queue the result for saving."""
+        if key not in known:
+            t0 = time.perf_counter()
+            result = search.run(board, budget, progress=self._progress_reporter(node_id, board, search))
+            if result.stopped:
+                self._check_cancelled()
+            known[key] = search_json(result, board, known_san=_policy_san(evals.get(key)))
+            pending.rows.append(PositionResult(
+                position_key=key, network_checksum=self.job.network.checksum,
+                settings_key=self.job.search_settings_key, data=known[key],
+                compute_ms=(time.perf_counter() - t0) * 1000.0))
+        pending.add(node_id, started)
+
+    def _take_over_or_wait(self, node_id: int, key: str, known: dict[str, dict]) -> None:
+        """Wait for another job's result for ``key``; claim it when that job let go without one."""
+        while key not in known:
+            found = PositionResult.objects.filter(network_checksum=self.job.network.checksum,
+                                                  settings_key=self.job.search_settings_key,
+                                                  position_key=key).values_list("data", flat=True).first()
+            if found is not None:
+                known[key] = found
+            elif not self.claims.held_elsewhere(key) and self.claims.take(key):
+                return
+            else:
+                self._check_cancelled()
+                time.sleep(SHARED_POLL)
 
     def _save_searches(self, pending: "_PendingSaves", keys: list[str], known: dict[str, dict]) -> None:
         """One commit for the pending results and their count, then one message per position."""
@@ -199,6 +234,7 @@ class JobRun:
             if pending.rows:
                 PositionResult.objects.bulk_create(pending.rows, ignore_conflicts=True)
             self._bump(searched=len(pending.nodes))
+        self.claims.saved([row.position_key for row in pending.rows])
         nodes = pending.nodes
         pending.clear()
         for node_id in nodes:
