@@ -1,7 +1,7 @@
 """Finds jobs nobody is running and dispatches them again; runs in every worker.
 
 Two kinds: a running job whose lease ran out (its worker was killed, or Redis
-lost the message while the worker stopped), and a queued job that was never
+lost the message while the worker stopped) or that never had one, and a queued job that was never
 handed to the broker (the web process died between saving and sending it).
 Each is taken with one conditional UPDATE (``lease.hold_for_dispatch``), so
 with many workers each job is sent once per lease period; the lease then
@@ -27,7 +27,8 @@ log = logging.getLogger(__name__)
 
 def stale_jobs():
     now = timezone.now()
-    lost = Q(status=AnalysisJob.Status.RUNNING, lease_until__lt=now)
+    # No lease at all: a job left "running" by a version without leases.
+    lost = Q(status=AnalysisJob.Status.RUNNING) & (Q(lease_until__lt=now) | Q(lease_until__isnull=True))
     never_sent = Q(status=AnalysisJob.Status.QUEUED, task_id="",
                    created_at__lt=now - timedelta(seconds=lease.lease_seconds())) & (
         Q(lease_until__isnull=True) | Q(lease_until__lt=now))

@@ -77,8 +77,10 @@ def test_reaper_finds_jobs_nobody_runs(material_network, job):
     AnalysisJob.objects.filter(pk=fresh.pk).update(created_at=old)  # never sent
     assert lease.claim(job.pk, "dead")
     AnalysisJob.objects.filter(pk=job.pk).update(lease_until=timezone.now() - timedelta(seconds=1))  # worker died
+    legacy = create_job(parse_pgn(SHORT_GAME), material_network, "value", 1, dispatch=False)
+    AnalysisJob.objects.filter(pk=legacy.pk).update(status="running", task_id=str(legacy.pk))  # "running" for ever
     stale = {j.pk: j for j in reaper.stale_jobs()}
-    assert set(stale) == {fresh.pk, job.pk}
+    assert set(stale) == {fresh.pk, job.pk, legacy.pk}
     # Two reapers race for the same job: one wins.
     assert lease.hold_for_dispatch(job.pk, stale[job.pk].lease_until)
     assert not lease.hold_for_dispatch(job.pk, stale[job.pk].lease_until)
