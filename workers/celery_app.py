@@ -26,19 +26,22 @@ app = Celery("sightline")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["workers"])
 
-_reapers: dict[int, object] = {}
+_reapers: dict[str, object] = {}
 
 
-@signals.worker_init.connect
+@signals.worker_ready.connect
 def _start_reaper(sender=None, **kwargs) -> None:
-    """Every worker looks for jobs that nobody runs any more (workers/reaper.py)."""
+    """Every ``celery worker`` looks for jobs that nobody runs any more (workers/reaper.py).
+
+    ``worker_ready`` comes from the command-line worker only, not from the in-process test
+    workers of ``celery.contrib.testing``, whose test database is gone after their test."""
     from workers.reaper import Reaper
 
-    _reapers[id(sender)] = Reaper().start()
+    _reapers.setdefault("reaper", Reaper().start())
 
 
 @signals.worker_shutdown.connect
 def _stop_reaper(sender=None, **kwargs) -> None:
-    reaper = _reapers.pop(id(sender), None)
+    reaper = _reapers.pop("reaper", None)
     if reaper is not None:
         reaper.stop()

@@ -39,8 +39,12 @@ class Serve:
                                         env=env, stdout=self.log_path.open("w"), stderr=subprocess.STDOUT,
                                         start_new_session=True)
         self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
-        wait_for(lambda: self.answers() or self.process.poll() is not None, 120, lambda: self.log)
-        assert self.process.poll() is None, self.log[-4000:]
+        try:
+            wait_for(lambda: self.answers() or self.process.poll() is not None, 300, lambda: self.log)
+            assert self.process.poll() is None, self.log[-4000:]
+        except BaseException:
+            self.stop()  # never leave a half-started site behind
+            raise
 
     @property
     def log(self) -> str:
@@ -97,7 +101,11 @@ class Serve:
 
     def stop(self) -> None:
         if self.process.poll() is None:
-            self.interrupt()
+            try:
+                self.interrupt()
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
 
 
 def wait_for(condition, timeout: float, describe=lambda: "") -> None:
