@@ -127,10 +127,10 @@ def site_folders(tmp_path, tiny_checkpoint):
 def test_a_killed_worker_is_restarted_and_the_site_keeps_serving(site_folders):
     serve = Serve(*site_folders)
     try:
-        wait_for(lambda: "worker" in serve.children(), 30, lambda: serve.log)
+        wait_for(lambda: "worker" in serve.children(), 120, lambda: serve.log)
         first = serve.children()["worker"]
         os.kill(first, signal.SIGKILL)
-        wait_for(lambda: serve.children().get("worker") not in (None, first), 60, lambda: serve.log)
+        wait_for(lambda: serve.children().get("worker") not in (None, first), 120, lambda: serve.log)
         assert serve.answers() and serve.process.poll() is None
         assert "the worker process exited with status -9" in serve.log
         job_id = serve.submit("1. e4 e5 2. Nf3 *", "value", 1)  # the new worker takes work
