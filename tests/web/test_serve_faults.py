@@ -21,7 +21,8 @@ from tests.conftest import ROOT
 from tests.web.conftest import free_port
 from tests.web.test_worker_faults import GAME  # 17 positions
 
-pytestmark = pytest.mark.slow
+# Real processes on a shared machine: more than pytest.ini's 300 s per test may be needed.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 
