@@ -175,6 +175,9 @@ CHANNEL_LAYERS = {
         "CONFIG": {"hosts": [{"address": REDIS.channels, "socket_timeout": 30, "socket_connect_timeout": 5}]},
     },
 }
+# How often web processes check that the channel layer's Redis answers while pages are
+# connected (webapp.analyses.liveness).
+SIGHTLINE_LIVE_CHECK_S = float(os.environ.get("SIGHTLINE_LIVE_CHECK_S", "5"))
 if SIGHTLINE_CHANNEL_LAYER == "lists":
     CHANNEL_LAYERS["default"]["CONFIG"].update(capacity=1000, expiry=30)
 
@@ -184,12 +187,38 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_RESULT_EXPIRES = 3600
+# Job state lives in the database; nothing reads task results. Storing them made every
+# submission subscribe to the result backend first, which, with Redis down, retried and
+# then raised "the Celery application must be restarted" instead of a connection error.
+CELERY_TASK_IGNORE_RESULT = True
 # Long inference tasks: acknowledge after the work is done and take one at a time.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Seconds before Redis hands an unacknowledged message to another worker. Jobs do not depend
+# on it (their lease does: a redelivery of a job that is still running does nothing, and a
+# dead worker's job is dispatched again by the reaper within a lease); it bounds how long a
+# lost attention task waits. Celery's default is 3,600 s.
+SIGHTLINE_VISIBILITY_TIMEOUT_S = float(os.environ.get("SIGHTLINE_VISIBILITY_TIMEOUT_S", "300"))
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": SIGHTLINE_VISIBILITY_TIMEOUT_S,
+    "socket_connect_timeout": 3,
+}
+# A submission while Redis is down fails within about a second (503) instead of retrying
+# for many seconds (webapp.analyses.jobs).
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.25,
+                                    "interval_max": 0.5}
+CELERY_BROKER_CONNECTION_TIMEOUT = 3
+# Workers ride out a broker restart: reconnect for ever (every 1-5 s) rather than exit.
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+# A job's lease (webapp.analyses.lease): renewed every third of this by its worker; when it
+# runs out the job is dispatched again. Also how long a job may sit unsent before the reaper
+# sends it. The reaper runs in every worker every SIGHTLINE_REAP_INTERVAL_S seconds, so a
+# killed worker's job resumes within lease + interval (30 + 10 s).
+SIGHTLINE_JOB_LEASE_S = float(os.environ.get("SIGHTLINE_JOB_LEASE_S", "30"))
+SIGHTLINE_REAP_INTERVAL_S = float(os.environ.get("SIGHTLINE_REAP_INTERVAL_S", "10"))
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # Torch device for inference in workers: "auto" picks CUDA when present.

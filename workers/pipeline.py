@@ -5,6 +5,12 @@ Each finished position is saved (``PositionResult``, keyed by what the network
 sees) before a small message about it is published, so a page that misses a
 message finds the result in the database. Cancellation is checked between
 batches and during searches.
+
+A job runs under a lease on its row (webapp.analyses.lease), renewed by a
+heartbeat thread: a second delivery of the same job does nothing while the
+lease is held, and a job whose lease is lost, or whose worker is shutting
+down, stops at its next check and leaves the rest to the next holder, which
+finds the finished positions in the cache.
 """
 
 from __future__ import annotations
@@ -21,10 +27,14 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from webapp.analyses import lease
 from webapp.analyses.judgements import JudgeRequest, judge_all, judgement_settings_key
 from webapp.analyses.models import EVAL_SETTINGS_KEY, AnalysisJob, PositionResult
 from webapp.analyses.publish import publish_status
 from webapp.analyses.results import digest_key, evaluation_json, progress_json, search_json
+from workers import shutdown
+from workers.claims import PositionClaims
+from workers.heartbeat import Heartbeat
 from workers.searching import budget_for, make_search
 
 log = logging.getLogger(__name__)
@@ -40,6 +50,8 @@ CANCEL_POLL = 0.5
 # commit (a commit per position, with its count update, cost about 1 ms here). A search
 # that takes longer than this is saved and published on its own, as soon as it is done.
 SAVE_INTERVAL = 0.05
+# How often a job waiting for a position that another job is searching looks for its result.
+SHARED_POLL = 0.1
 # The first batch is small so the first plies reach the page quickly; later batches are full.
 FIRST_BATCH = 4
 # Evaluations finished together are published together (each is about 1.5 kB of JSON,
@@ -49,6 +61,10 @@ EVALS_PER_MESSAGE = 32
 
 class JobCancelled(Exception):
     pass
+
+
+class JobInterrupted(Exception):
+    """The worker is shutting down, or the lease was lost: stop and leave the job to its next holder."""
 
 
 @dataclass
@@ -74,10 +90,24 @@ class JobRun:
 
     def run(self) -> AnalysisJob:
         job = self.job
-        if not _claim(job):
+        self.owner = lease.new_owner()
+        if not lease.claim(job.pk, self.owner):
             job.refresh_from_db()
-            log.info("job %s is %s; not running it", job.id, job.status)
+            log.info("job %s is %s (lease held by %r); not running it", job.id, job.status, job.lease_owner)
             return job
+        # The policy search is one lookup in phase 1's evaluations: nothing worth sharing.
+        self.claims = PositionClaims(f"{job.network.checksum}:{job.search_settings_key}", enabled=job.search != "policy")
+        try:
+            with Heartbeat(job.pk, self.owner, also=self.claims.renew) as self.heartbeat:
+                self._run_claimed()
+        finally:
+            self.claims.release_all()
+        job.refresh_from_db()
+        publish_status(job, self.publish)
+        return job
+
+    def _run_claimed(self) -> None:
+        job = self.job
         job.refresh_from_db()
         publish_status(job, self.publish)
         try:
@@ -90,21 +120,17 @@ class JobRun:
             evals = self._evaluate_all(boards, keys, raw_keys)
             self._search_all(boards, keys, evals)
         except JobCancelled:
-            job.refresh_from_db()
-            publish_status(job, self.publish)
-            return job
+            return
+        except JobInterrupted:
+            log.warning("job %s interrupted (worker shutting down or lease lost); it resumes elsewhere", job.id)
+            lease.release(job.pk, self.owner)
+            return
         except Exception as exc:
             log.exception("job %s failed", job.id)
-            AnalysisJob.objects.filter(pk=job.pk).exclude(status=AnalysisJob.Status.CANCELLED).update(
-                status=AnalysisJob.Status.FAILED, error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now())
-            job.refresh_from_db()
-            publish_status(job, self.publish)
-            return job
-        AnalysisJob.objects.filter(pk=job.pk, status=AnalysisJob.Status.RUNNING).update(
-            status=AnalysisJob.Status.DONE, finished_at=timezone.now())
-        job.refresh_from_db()
-        publish_status(job, self.publish)
-        return job
+            lease.finish(job.pk, self.owner, status=AnalysisJob.Status.FAILED, error=f"{type(exc).__name__}: {exc}")
+            return
+        if lease.finish(job.pk, self.owner, status=AnalysisJob.Status.DONE):
+            log.info("job %s finished: done", job.id)
 
     # -- phase 1: one forward pass per batch ------------------------------------------
     def _evaluate_all(self, boards: list[chess.Board], keys: list[str], raw_keys: list) -> dict[str, dict]:
@@ -153,27 +179,27 @@ class JobRun:
         search = make_search(job.search, self.memo)
         budget = budget_for(job.search, job.budget)
         pending = _PendingSaves()
-        polled = None
+        polled, deferred = None, []
         try:
             for node_id, key in enumerate(keys):
                 started = time.monotonic()
                 if polled is None or time.monotonic() - polled >= CANCEL_POLL:
                     self._check_cancelled()
                     polled = time.monotonic()
-                if key not in known or "root_values" not in known[key]:  # rows from before judgements: redo
-                    t0 = time.perf_counter()
-                    result = search.run(boards[node_id], budget,
-                                        progress=self._progress_reporter(node_id, boards[node_id], search))
-                    if result.stopped:
-                        self._check_cancelled()
-                    known[key] = search_json(result, boards[node_id], known_san=_policy_san(evals.get(key)))
-                    pending.rows.append(PositionResult(
-                        position_key=key, network_checksum=checksum, settings_key=settings_key, data=known[key],
-                        compute_ms=(time.perf_counter() - t0) * 1000.0))
-                pending.add(node_id, started)
+                if not _has_search(known, key) and not self.claims.take(key):
+                    deferred.append(node_id)  # another job is searching it right now: later
+                    continue
+                self._search_one(node_id, boards[node_id], key, search, budget, known, evals, pending, started)
                 self._plan_judgements(pending, node_id, boards[node_id], key, known[key], judged)
                 if pending.due():
                     self._save_searches(pending, keys, known)
+            self._save_searches(pending, keys, known)
+            for node_id in deferred:
+                self._take_over_or_wait(node_id, keys[node_id], known)
+                self._search_one(node_id, boards[node_id], keys[node_id], search, budget, known, evals, pending,
+                                 time.monotonic())
+                self._plan_judgements(pending, node_id, boards[node_id], keys[node_id], known[keys[node_id]], judged)
+                self._save_searches(pending, keys, known)
         except JobCancelled:  # the finished results are complete: keep them
             self._save_searches(pending, keys, known)
             raise
@@ -213,6 +239,34 @@ class JobRun:
             pending.judged.setdefault(request.parent_id, []).append((request.node_id, judgement))
         return rows
 
+    def _search_one(self, node_id, board, key, search, budget, known, evals, pending, started) -> None:
+        """Search ``board`` unless its result is known, and queue the result for saving."""
+        if not _has_search(known, key):  # rows from before judgements lack root values: search again
+            t0 = time.perf_counter()
+            result = search.run(board, budget, progress=self._progress_reporter(node_id, board, search))
+            if result.stopped:
+                self._check_cancelled()
+            known[key] = search_json(result, board, known_san=_policy_san(evals.get(key)))
+            pending.rows.append(PositionResult(
+                position_key=key, network_checksum=self.job.network.checksum,
+                settings_key=self.job.search_settings_key, data=known[key],
+                compute_ms=(time.perf_counter() - t0) * 1000.0))
+        pending.add(node_id, started)
+
+    def _take_over_or_wait(self, node_id: int, key: str, known: dict[str, dict]) -> None:
+        """Wait for another job's result for ``key``; claim it when that job let go without one."""
+        while key not in known:
+            found = PositionResult.objects.filter(network_checksum=self.job.network.checksum,
+                                                  settings_key=self.job.search_settings_key,
+                                                  position_key=key).values_list("data", flat=True).first()
+            if found is not None:
+                known[key] = found
+            elif not self.claims.held_elsewhere(key) and self.claims.take(key):
+                return
+            else:
+                self._check_cancelled()
+                time.sleep(SHARED_POLL)
+
     def _save_searches(self, pending: "_PendingSaves", keys: list[str], known: dict[str, dict]) -> None:
         """One commit for the pending results, judgements and count, then the messages."""
         if not pending.nodes:
@@ -224,6 +278,7 @@ class JobRun:
             if judgement_rows:
                 store_results(judgement_rows)
             self._bump(searched=len(pending.nodes))
+        self.claims.saved([row.position_key for row in pending.rows])
         nodes, judged = pending.nodes, pending.judged
         pending.clear()
         items = []
@@ -243,7 +298,7 @@ class JobRun:
             now = time.monotonic()
             if now - last["polled"] >= CANCEL_POLL:
                 last["polled"] = now
-                if _status(self.job) == AnalysisJob.Status.CANCELLED:
+                if self._interrupted() or _status(self.job) == AnalysisJob.Status.CANCELLED:
                     search.stop(timeout=0)
             if snapshot.final or now - last["sent"] < 1.0 / PROGRESS_RATE:
                 return
@@ -274,6 +329,11 @@ class JobRun:
     def _check_cancelled(self) -> None:
         if _status(self.job) == AnalysisJob.Status.CANCELLED:
             raise JobCancelled()
+        if self._interrupted():
+            raise JobInterrupted()
+
+    def _interrupted(self) -> bool:
+        return shutdown.requested.is_set() or self.heartbeat.lost.is_set()
 
 
 # The unique constraint of PositionResult: what a stored result is the answer for.
@@ -300,6 +360,11 @@ def store_results(rows: list[PositionResult]) -> None:
                                   f"holds NaN or infinity: {str(row.data)[:200]}") from None
     PositionResult.objects.bulk_create(rows, update_conflicts=True, unique_fields=RESULT_IDENTITY,
                                        update_fields=["data", "compute_ms"])
+
+
+def _has_search(known: dict[str, dict], key: str) -> bool:
+    """A usable stored search for ``key``: one with every root move's value (judgements need them)."""
+    return key in known and "root_values" in known[key]
 
 
 class MemoEvaluator:
@@ -379,14 +444,6 @@ def _batches(items: list, size: int):
 
 def _status(job: AnalysisJob) -> str:
     return AnalysisJob.objects.filter(pk=job.pk).values_list("status", flat=True).first()
-
-
-def _claim(job: AnalysisJob) -> bool:
-    """queued -> running (a redelivered running job restarts: finished results are cached)."""
-    with transaction.atomic():
-        return bool(AnalysisJob.objects.filter(
-            pk=job.pk, status__in=[AnalysisJob.Status.QUEUED, AnalysisJob.Status.RUNNING],
-        ).update(status=AnalysisJob.Status.RUNNING, started_at=timezone.now(), evaluated=0, searched=0, error=""))
 
 
 def _boards(nodes: list[dict]) -> list[chess.Board]:

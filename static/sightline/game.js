@@ -77,6 +77,11 @@ class GamePage {
       this.renderStatus();
       // Channel layers deliver at most once: when the job ends, fill any gap from the database.
       if (["done", "failed", "cancelled"].includes(msg.status)) this.reconcile();
+    } else if (msg.kind === "live") {
+      // The server lost its message queue and closes with 1013; htmx's websocket extension
+      // reconnects with back-off, and the reconnect's snapshot fills what was missed.
+      document.body.classList.add("ws-down");
+      document.getElementById("job-status").title = msg.message;
     }
   }
 

@@ -4,18 +4,27 @@ On connect the consumer joins the group *before* reading the database, then
 sends a snapshot of everything stored; pushed messages that raced with the
 snapshot arrive after it and are merged by node id on the page, so a late
 joiner or a reconnecting page misses nothing.
+
+Without Redis there are no live updates: a page that connects then still gets
+the snapshot, is told, and is closed with 1013 (its websocket extension
+reconnects with back-off); pages already connected are told the same way
+(webapp.analyses.liveness).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import uuid
 
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
+from channels.utils import await_many_dispatch
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocketConsumer
 
+from webapp.analyses import liveness
 from webapp.analyses.models import AnalysisJob, job_group_name
 from webapp.analyses.results import job_snapshot
 
@@ -30,6 +39,10 @@ MAX_MESSAGE_CHARS = 1024
 MAX_WIRE_BYTES = 4 * MAX_MESSAGE_CHARS
 # A ping's "t" comes back as it is: a number, or a short string.
 MAX_PING_TOKEN_CHARS = 64
+LIVE_LOST = {"kind": "live", "state": "lost",
+             "message": "Live updates are paused (the message queue is unavailable); reconnecting."}
+
+log = logging.getLogger(__name__)
 
 
 @database_sync_to_async
@@ -55,6 +68,22 @@ def _echoable(token) -> bool:
 class JobConsumer(AsyncJsonWebsocketConsumer):
     group: str | None = None
 
+    async def __call__(self, scope, receive, send):
+        """Channels asks the layer for a channel name before ``connect``; with Redis down that
+        raised, and daphne answered the handshake with a 500. Serve the stored state instead."""
+        try:
+            await super().__call__(scope, receive, send)
+        except Exception as exc:
+            if "channel_name" in self.__dict__:
+                raise  # not the layer's set-up: a real error
+            log.warning("no channel layer for a websocket (%s: %s); serving the stored state only",
+                        type(exc).__name__, exc)
+            self.channel_layer, self.base_send = None, send
+            try:
+                await await_many_dispatch([receive], self.dispatch)
+            except StopConsumer:
+                pass
+
     async def connect(self):
         raw = self.scope["url_route"]["kwargs"]["job_id"]
         try:
@@ -67,15 +96,32 @@ class JobConsumer(AsyncJsonWebsocketConsumer):
             await self.accept()
             await self.close(code=CLOSE_NO_SUCH_JOB, reason="no such analysis")
             return
-        self.group = job_group_name(job_id)
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        group = job_group_name(job_id)
+        try:
+            if self.channel_layer is not None:
+                await self.channel_layer.group_add(group, self.channel_name)
+                self.group = group
+        except Exception as exc:  # Redis is down: the stored state only, then "try again later"
+            log.warning("joining %s failed (%s)", group, exc)
         await self.accept()
         snapshot = await _load_snapshot(job_id)
         await self.send_json({"kind": "snapshot", **(snapshot or {})})
+        if self.group is None:
+            await self.broker_lost()
+        else:
+            liveness.watch(self)
+
+    async def broker_lost(self) -> None:
+        await self.send_json(LIVE_LOST)
+        await self.close(code=liveness.CLOSE_TRY_AGAIN_LATER)
 
     async def disconnect(self, code):
+        liveness.unwatch(self)
         if self.group:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+            try:
+                await self.channel_layer.group_discard(self.group, self.channel_name)
+            except Exception:  # Redis is down; its subscription went with it
+                log.warning("leaving %s failed", self.group, exc_info=True)
 
     async def receive(self, text_data=None, bytes_data=None, **kwargs):
         """Junk (binary, oversized, not JSON, nested too deep) closes the socket with a reason,

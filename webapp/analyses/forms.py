@@ -13,7 +13,7 @@ from django import forms
 from webapp.analyses.gameinput import (
     MAX_INPUT_BYTES, MAX_PLIES, GameInputError, GameTree, MultipleGames, parse_fen, parse_pgn,
 )
-from webapp.analyses.searches import DEFAULT_SEARCH, SEARCHES
+from webapp.analyses.searches import DEFAULT_SEARCH, MAX_JOB_NODES, SEARCHES, job_nodes
 from webapp.networks.models import Network
 
 
@@ -99,7 +99,19 @@ class AnalyseForm(forms.Form):
             if "larger than" in str(exc):
                 self.status_code = 413
             self.add_error("fen" if fen is not None else ("pgn_file" if data.get("pgn_file") else "pgn"), str(exc))
+        self._clean_work(data)
         return data
+
+    def _clean_work(self, data) -> None:
+        """One job stays within ``MAX_JOB_NODES`` (positions x nodes per position)."""
+        spec, tree = SEARCHES.get(data.get("search") or ""), data.get("tree")
+        if spec is None or tree is None or self.has_error("budget"):
+            return
+        nodes = job_nodes(spec, data["budget"], len(tree.nodes))
+        if nodes > MAX_JOB_NODES:
+            self.add_error("budget", f"This analysis would search about {nodes:,} nodes ({len(tree.nodes):,} positions "
+                                     f"x {spec.nodes_per_position(data['budget']):,}); one analysis may search at most "
+                                     f"{MAX_JOB_NODES:,}. Choose a smaller budget or a shorter game.")
 
     def _pick_input(self, data) -> tuple[str | None, str | None]:
         """(pgn text, fen): exactly one is set, or an error is added."""

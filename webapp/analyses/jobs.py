@@ -2,24 +2,45 @@
 
 from __future__ import annotations
 
+import logging
+
 from django.db import transaction
 from django.utils import timezone
+from kombu.exceptions import OperationalError
 
 from webapp.analyses.gameinput import GameTree
 from webapp.analyses.models import AnalysisJob
 from webapp.networks.models import Network
 
+log = logging.getLogger(__name__)
+
+
+class BrokerUnavailable(RuntimeError):
+    """The job could not be handed to a worker (Redis is down); nothing was kept."""
+
 
 def create_job(tree: GameTree, network: Network, search: str, budget: int, *, dispatch: bool = True) -> AnalysisJob:
-    """Save a queued job and send it to the network's queue once the transaction commits."""
+    """Save a queued job and send it to the network's queue once the transaction commits.
+
+    If the broker cannot take it, the row is deleted again and ``BrokerUnavailable`` raised
+    (the view answers 503): no job is left queued with no task behind it."""
     with transaction.atomic():
         job = AnalysisJob.objects.create(
             network=network, search=search, budget=budget, headers=tree.headers, start_fen=tree.start_fen,
             pgn=tree.pgn, nodes=tree.as_dicts(), total_positions=len(tree.nodes), task_id="",
         )
         if dispatch:
-            transaction.on_commit(lambda: dispatch_job(job))
+            transaction.on_commit(lambda: _dispatch_or_withdraw(job), robust=False)
     return job
+
+
+def _dispatch_or_withdraw(job: AnalysisJob) -> None:
+    try:
+        dispatch_job(job)
+    except (OperationalError, OSError) as exc:  # kombu wraps redis-py's connection errors
+        log.warning("the broker refused job %s (%s); withdrawing it", job.id, exc)
+        AnalysisJob.objects.filter(pk=job.pk, task_id="").delete()
+        raise BrokerUnavailable(str(exc)) from exc
 
 
 def dispatch_job(job: AnalysisJob) -> None:

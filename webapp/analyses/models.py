@@ -37,6 +37,11 @@ class AnalysisJob(models.Model):
     searched = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
     task_id = models.CharField(max_length=64, blank=True)
+    # The lease (webapp.analyses.lease): the worker running the job renews ``lease_until``
+    # while it works, so the job runs at most once at a time and a dead worker's job is
+    # noticed and dispatched again (workers.reaper). Empty owner: nobody holds it.
+    lease_owner = models.CharField(max_length=64, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True, db_index=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -71,8 +71,9 @@ class GroupPublisher:
             return
         try:
             self._send(self.group, encode(kind, payload))
-        except Exception:  # a lost message is caught up from the database on reconnect
-            log.exception("publishing %s to %s failed", kind, self.group)
+        except Exception as exc:  # a lost message is caught up from the database on reconnect
+            # One line, not a traceback: while Redis is down every message of a running job fails.
+            log.warning("publishing %s to %s failed: %s: %s", kind, self.group, type(exc).__name__, exc)
 
 
 class NullPublisher:

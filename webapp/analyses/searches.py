@@ -23,6 +23,15 @@ class SearchSpec:
     def fixed(self) -> bool:
         return not self.budget_unit
 
+    def nodes_per_position(self, budget: int) -> int:
+        """Search nodes one position costs at this budget: the node budget itself; for a depth,
+        alpha-beta's measured growth (about 2,500 nodes at depth 3, 25,000 at depth 4)."""
+        if self.budget_unit == "nodes":
+            return budget
+        if self.budget_unit == "depth":
+            return 25 * 10 ** (budget - 1)
+        return 1
+
     def budget_kwargs(self, budget: int) -> dict[str, int]:
         """Keyword arguments for ``analysis.search.base.Budget``."""
         return {self.budget_unit: budget} if self.budget_unit else {"nodes": 1}
@@ -38,3 +47,13 @@ SEARCHES: dict[str, SearchSpec] = {spec.name: spec for spec in (
 )}
 
 DEFAULT_SEARCH = "value"
+
+# One job's bound: positions x nodes per position. About 10 to 20 minutes for the shipped
+# cf-small on one CPU core (MCTS at 1,000-2,000 nodes/s), far less on a GPU; a job runs under
+# a lease (webapp.analyses.lease), so a longer one would still run once, but one submission
+# should not hold a worker for hours.
+MAX_JOB_NODES = 1_000_000
+
+
+def job_nodes(spec: SearchSpec, budget: int, positions: int) -> int:
+    return spec.nodes_per_position(budget) * positions

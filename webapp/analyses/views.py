@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from webapp.analyses.attention import layer_payload
 from webapp.analyses.attention_limits import refuse_new_computation
 from webapp.analyses.forms import PGN_LIMITS, AnalyseForm
-from webapp.analyses.jobs import cancel_job, create_job
+from webapp.analyses.jobs import BrokerUnavailable, cancel_job, create_job
 from webapp.analyses.judgements import legend as judgement_legend
 from webapp.analyses.judgements import short_legend
 from webapp.analyses.models import AnalysisJob, AttentionMap
@@ -50,7 +50,11 @@ def home(request: HttpRequest) -> HttpResponse:
     form = AnalyseForm(data, files)
     if not form.is_valid():
         return render(request, "analyses/home.html", _home_context(form), status=form.status_code)
-    job = create_job(form.tree, form.cleaned_data["network"], form.cleaned_data["search"], form.cleaned_data["budget"])
+    try:
+        job = create_job(form.tree, form.cleaned_data["network"], form.cleaned_data["search"],
+                         form.cleaned_data["budget"])
+    except BrokerUnavailable:
+        return _unavailable(request, form)
     _remember_owner(request, job)
     url = reverse("job", args=[job.id])
     if request.htmx:
@@ -209,6 +213,15 @@ def _too_big(request: HttpRequest) -> HttpResponse:
 def _unreadable_form_message(exception: MultiPartParserError) -> str:
     return (f"The form data could not be read ({exception}). Send it as multipart/form-data with a "
             f"boundary, or as application/x-www-form-urlencoded.")
+
+
+def _unavailable(request: HttpRequest, form: AnalyseForm) -> HttpResponse:
+    """503: the job queue (Redis) is down; nothing was saved, and the form keeps what was entered."""
+    form.add_error(None, "The analysis queue is unavailable right now, so nothing was started. "
+                         "Please try again in a minute.")
+    response = render(request, "analyses/home.html", _home_context(form), status=503)
+    response["Retry-After"] = "30"
+    return response
 
 
 def bad_request(request: HttpRequest, exception=None) -> HttpResponse:

