@@ -1,11 +1,16 @@
-"""Every shipped network passes the value sanity suite, and its card's stored result is today's."""
+"""Every shipped network carries today's value sanity verdict, so the flag the site shows is true.
+
+The site reads ``metrics["value_sanity"]`` from the file to flag a network whose value fails the
+suite (or was never checked). A stale or missing verdict would hide a failing value or flag a good
+one, so the stored result must equal a fresh run of the suite on the file.
+"""
 
 from __future__ import annotations
 
 import pytest
 
 from analysis.checkpoint import load_evaluator, read_header
-from analysis.eval.value_sanity import run_sanity
+from analysis.eval.value_sanity import SUITE_VERSION, run_sanity
 from tests.conftest import ROOT
 
 SHIPPED = sorted((ROOT / "weights").glob("*.safetensors"))
@@ -16,10 +21,10 @@ def test_there_are_shipped_networks():
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
-def test_shipped_network_passes_value_sanity_and_stores_the_result(path):
-    fresh = run_sanity(load_evaluator(path, device="cpu"))
-    failed = [f"{c['name']}: {c['detail']}" for c in fresh["checks"] if not c["passed"]]
-    assert fresh["passed"], f"{path.name} fails the value sanity suite:\n" + "\n".join(failed)
+def test_shipped_network_stores_todays_value_sanity_verdict(path):
     stored = read_header(path)[0].metrics.get("value_sanity")
+    assert stored is not None, f"{path.name} has no value_sanity verdict: run value-sanity --json, then attach-metrics"
+    assert stored["suite_version"] == SUITE_VERSION
+    fresh = run_sanity(load_evaluator(path, device="cpu"))
     assert stored == fresh, (f"{path.name}: the value_sanity stored in its metadata is not today's result; "
                              f"rerun value-sanity --json and attach-metrics --result value_sanity=FILE")

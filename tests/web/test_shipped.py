@@ -43,6 +43,27 @@ def test_a_trained_checkpoint_becomes_the_default_with_its_card(tmp_path, tiny_c
     assert list(Network.objects.filter(active=True).values_list("name", flat=True))[0] == "cf-small"
 
 
+def test_a_new_version_of_a_shipped_file_takes_its_name_and_the_old_one_is_kept(tmp_path):
+    from analysis.checkpoint import file_sha256
+
+    weights = tmp_path / "weights"
+    weights.mkdir()
+    path = weights / "cf-small.safetensors"
+    torch.manual_seed(1)
+    save_checkpoint(path, Chessformer(PRESETS["cf-tiny"]), trained=True, provenance={"source": "version 1"})
+    register_shipped(weights, tmp_path / "var")
+    first = Network.objects.get(name="cf-small")
+    torch.manual_seed(2)
+    save_checkpoint(path, Chessformer(PRESETS["cf-tiny"]), trained=True, provenance={"source": "version 2"})
+    register_shipped(weights, tmp_path / "var")  # the next start, after an upgrade
+    current = Network.objects.get(name="cf-small")
+    assert current.checksum == file_sha256(path) != first.checksum and current.is_default
+    old = Network.objects.get(pk=first.pk)
+    assert old.name == f"cf-small@{first.checksum[:12]}" and not old.active and not old.is_default
+    register_shipped(weights, tmp_path / "var")  # and a restart changes nothing
+    assert Network.objects.filter(name__startswith="cf-small").count() == 2
+
+
 def test_the_weights_readme_is_the_card_when_no_own_card(tmp_path, tiny_checkpoint):
     weights = tmp_path / "weights"
     weights.mkdir()

@@ -32,6 +32,7 @@ def register_shipped(weights_dir: Path | None = None, var_dir: Path | None = Non
     registered = [ensure_material_network()]
     shipped = []
     for path in sorted(weights_dir.glob("*.safetensors")):
+        _retire_if_replaced(path)
         shipped.append(register_checkpoint(path, path.stem, card=_card_for(path)))
     trained = [n for n in shipped if n.trained]
     if trained:  # the stand-in, registered by an earlier start, is no longer offered
@@ -43,6 +44,21 @@ def register_shipped(weights_dir: Path | None = None, var_dir: Path | None = Non
     Network.objects.exclude(pk=default.pk).update(is_default=False)
     Network.objects.filter(pk=default.pk).update(is_default=True)
     return registered + shipped
+
+
+def _retire_if_replaced(path: Path) -> None:
+    """A new version of a shipped file takes its name; the old row stays for its jobs, renamed and not offered.
+
+    Results are keyed by the network's checksum, so the old version's analyses keep their values.
+    """
+    from analysis.checkpoint import file_sha256
+
+    old = Network.objects.filter(name=path.stem).exclude(checksum=file_sha256(path)).first()
+    if old is not None:
+        old.name = f"{path.stem}@{old.checksum[:12]}"
+        old.active = old.is_default = False
+        old.save(update_fields=["name", "active", "is_default"])
+        log.info("shipped %s changed: the previous version is kept as %s (not offered)", path.name, old.name)
 
 
 def _stand_in(var_dir: Path) -> Network:
