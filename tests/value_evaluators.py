@@ -6,6 +6,7 @@ from typing import Callable, Hashable, Sequence
 
 import chess
 
+from analysis.data.sources import has_mate_in_one
 from analysis.evaluator import Evaluation, MaterialEvaluator
 
 
@@ -37,19 +38,9 @@ def material_score(board: chess.Board) -> float:
     return MaterialEvaluator().evaluate([board])[0].score
 
 
-def mates_in_one(board: chess.Board) -> bool:
-    for move in board.legal_moves:
-        board.push(move)
-        mate = board.is_checkmate()
-        board.pop()
-        if mate:
-            return True
-    return False
-
-
 def sane_score(board: chess.Board) -> float:
     """Material, and a clear win when the mover can mate at once: passes the sanity suite."""
-    return 0.95 if mates_in_one(board) else material_score(board)
+    return 0.95 if has_mate_in_one(board) else material_score(board)
 
 
 def sane_evaluator(offset: Callable[[chess.Board], float] = lambda board: 0.0) -> ScoreEvaluator:
