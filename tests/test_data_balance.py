@@ -128,3 +128,43 @@ def test_extra_datasets_join_the_run(tmp_path):
     config.write_text('data = "d/main"\nextra_data = ["d/mates"]\nout = "runs/x"\n')
     cfg = load_config(config)
     assert cfg.datasets == [Path("d/main"), Path("d/mates")]
+
+
+def test_blunder_mates_follow_real_opening_moves():
+    import chess
+
+    from analysis.data.sources import Opening, blunder_mate_positions, has_mate_in_one, opening_parents
+
+    # 1.e4 e5 2.Bc4 Nc6 3.Qh5: Black's 3...Nf6?? (and others) allow Qxf7#.
+    line = [chess.Move.from_uci(m) for m in "e2e4 e7e5 f1c4 b8c6 d1h5".split()]
+    parents = list(opening_parents([Opening("C23", "Bishop's Opening", line)], [], max_ply=6))
+    assert [board.ply() for _, board in parents] == [0, 1, 2, 3, 4, 5]
+    positions = list(blunder_mate_positions(parents))
+    assert positions and all(p.source == "blunder-mate" for p in positions)
+    for source in positions:
+        board = source.board()
+        assert board.fen() == source.fen and has_mate_in_one(board)
+        assert board.move_stack[:-1] == line[: board.ply() - 1]  # a real line plus the blunder
+    fens = {chess.Board(p.fen).board_fen() for p in positions}
+    assert "r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR" in fens  # 3...Nf6??
+
+
+def test_generated_datasets_never_hold_the_sanity_suites_mates(tmp_path):
+    import pyarrow.parquet as pq
+
+    from analysis.data.plan import GenerateConfig, build_plan
+    from analysis.data.sources import blunder_mate_positions, eco_openings, opening_parents
+    from analysis.eval.value_sanity import held_out_keys
+
+    openings = tmp_path / "openings"
+    openings.mkdir()
+    # Two ECO lines whose next moves include the suite's own Scholar's and Fool's mates.
+    (openings / "a.tsv").write_text("eco\tname\tpgn\nC23\tBishop's\t1. e4 e5 2. Bc4 Nc6 3. Qh5\n"
+                                    "A00\tBarnes\t1. f3 e5\n")
+    summary = build_plan(GenerateConfig(openings_dir=openings, blunder_mate_plies=6, workers=1), tmp_path / "d")
+    plan = pq.read_table(tmp_path / "d" / "plan.parquet").to_pylist()
+    keys = {" ".join(r["fen"].split()[:4]) for r in plan}
+    assert summary["by_source"]["blunder-mate"] == len(plan) > 0
+    assert not keys & held_out_keys()
+    unfiltered = blunder_mate_positions(opening_parents(eco_openings(openings), [], 6))
+    assert len({" ".join(p.fen.split()[:4]) for p in unfiltered} & held_out_keys()) == 2  # what was dropped

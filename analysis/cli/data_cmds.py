@@ -35,14 +35,16 @@ def _generate(args: argparse.Namespace) -> int:
         raise CommandError(f"openings directory not found: {args.openings}")
     if args.selfplay_games and not args.openings:
         raise CommandError("--selfplay-games needs --openings DIR")
-    if not pgns and not args.selfplay_games and not args.mate_in_one:
-        raise CommandError("no sources: give --pgn, --selfplay-games with --openings, or --mate-in-one")
+    if not pgns and not args.selfplay_games and not args.mate_in_one and not (args.blunder_mates and args.openings):
+        raise CommandError("no sources: give --pgn, --selfplay-games with --openings, --mate-in-one, "
+                           "or --blunder-mates with --openings")
     cfg = GenerateConfig(
         pgn_files=pgns, openings_dir=Path(args.openings) if args.openings else None,
         selfplay_games=args.selfplay_games,
         selfplay=SelfPlayConfig(limit=_limit(args), near_best=args.near_best),
         perturb_share=args.perturb_share, min_ply=args.min_ply, opening_plies=args.opening_plies,
         tactical_weight=args.tactical_weight, mate_in_one_positions=args.mate_in_one,
+        blunder_mate_plies=args.blunder_mates,
         test_share=args.test_share,
         max_positions=args.max_positions, workers=args.workers, stockfish=args.stockfish, seed=args.seed,
     )
@@ -94,6 +96,9 @@ def register(subparsers) -> None:
                      help="positions before this ply are kept once per game, not once overall")
     gen.add_argument("--mate-in-one", type=int, default=0,
                      help="add N random-play positions where the side to move mates in one")
+    gen.add_argument("--blunder-mates", type=int, default=0, metavar="PLIES",
+                     help="add every move out of the first PLIES plies of the ECO lines and games "
+                          "that allows a mate in one (the position after it)")
     gen.add_argument("--tactical-weight", type=float, default=GenerateConfig.tactical_weight,
                      help="how strongly tactical positions move up the plan (0: uniform order)")
     gen.add_argument("--test-share", type=float, default=0.05)

@@ -15,8 +15,9 @@ from tqdm import tqdm
 
 from analysis.data.engine import find_stockfish, init_worker_engine
 from analysis.data.selfplay import SelfPlayConfig, play_game
-from analysis.data.sources import (PositionSource, eco_openings, mate_in_one_positions, perturb, pgn_positions,
-                                  tactical_score)
+from analysis.data.sources import (PositionSource, blunder_mate_positions, eco_openings, mate_in_one_positions,
+                                  opening_parents, perturb, pgn_positions, tactical_score)
+from analysis.eval.value_sanity import held_out_keys
 from analysis.data.store import PLAN_FILE, PLAN_SCHEMA, update_card, write_table_atomic
 
 
@@ -33,6 +34,9 @@ class GenerateConfig:
     # moves (the only positions with short or empty history planes) were almost absent.
     opening_plies: int = 8
     mate_in_one_positions: int = 0  # random-play positions with a mate in one for the mover (sources.py)
+    # Positions after each legal move out of the first N plies of every ECO line and game
+    # that allow a mate in one (Scholar's mate after 3...Nf6??); 0 adds none.
+    blunder_mate_plies: int = 0
     test_share: float = 0.05  # share of games held out for the test split
     max_positions: int | None = None  # cap on the plan size after ordering
     tactical_weight: float = 1.0  # how strongly tactical positions are moved up the plan
@@ -98,11 +102,19 @@ def build_plan(cfg: GenerateConfig, out_dir: Path) -> dict:
             if child is not None:
                 candidates.append(child)
     candidates.extend(mate_in_one_positions(cfg.mate_in_one_positions, rng))
+    if cfg.blunder_mate_plies > 0:
+        openings = eco_openings(cfg.openings_dir) if cfg.openings_dir else []
+        parents = opening_parents(openings, cfg.pgn_files, cfg.blunder_mate_plies)
+        candidates.extend(tqdm(blunder_mate_positions(parents), desc="blunder mates", unit="pos"))
 
+    # The value sanity suite's own positions are a test: never training data.
+    held_out = held_out_keys()
     seen: set[str] = set()
     unique: list[PositionSource] = []
     for source in candidates:
         key = position_key(source.fen)
+        if key in held_out:
+            continue
         if source.source != "perturb" and source.ply < cfg.opening_plies:
             key = f"{source.game_id} {key}"
         if key not in seen:
@@ -146,6 +158,7 @@ def build_plan(cfg: GenerateConfig, out_dir: Path) -> dict:
         "perturb_share": cfg.perturb_share,
         "opening_plies": cfg.opening_plies,
         "mate_in_one_positions": cfg.mate_in_one_positions,
+        "blunder_mate_plies": cfg.blunder_mate_plies,
         "test_share": cfg.test_share,
         "seed": cfg.seed,
         "candidates": len(candidates),

@@ -12,7 +12,7 @@ import io
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
 import chess
 import chess.pgn
@@ -29,7 +29,7 @@ class PositionSource:
     history_moves: str  # space-separated UCI moves from history_fen to fen
     game_id: str  # split unit: positions of one game never straddle train/test
     ply: int
-    source: str  # "pgn", "selfplay", "perturb", "mate-in-one" (plan) or "refute" (added by annotate)
+    source: str  # "pgn", "selfplay", "perturb", "mate-in-one", "blunder-mate" (plan) or "refute" (annotate)
 
     def board(self) -> chess.Board:
         """The position with its recent move stack (what ``pack`` needs)."""
@@ -173,3 +173,56 @@ def mate_in_one_positions(count: int, rng: random.Random, *, max_plies: int = 16
         if not board.is_game_over() and has_mate_in_one(board):
             found += 1
             yield from_board(board, f"random:{game}", "mate-in-one")
+
+
+def blunder_mate_positions(parents: Iterable[tuple[str, chess.Board]]) -> Iterator[PositionSource]:
+    """Every legal move out of each parent that allows a mate in one, as the position after it.
+
+    Random play (``mate_in_one_positions``) leaves mates in one in positions
+    no one reaches; this gives the ones that real openings invite, such as
+    Scholar's mate after 3...Nf6?? or Fool's mate after 2.g4??, with their
+    history, so the network learns what an undefended f7 or e1-h4 diagonal
+    means. ``parents`` are (game id, board with its move stack).
+    """
+    for game_id, parent in parents:
+        for move in parent.legal_moves:
+            child = parent.copy(stack=True)
+            child.push(move)
+            if not child.is_game_over() and has_mate_in_one(child):
+                yield from_board(child, game_id, "blunder-mate")
+
+
+def opening_parents(openings: list[Opening], pgn_files: list[Path], max_ply: int) -> Iterator[tuple[str, chess.Board]]:
+    """Positions before ply ``max_ply`` of every ECO line and game, each once (first seen wins).
+
+    ECO lines get their own game id per position, so the train/test split
+    spreads them; game positions keep their game's id, so a held-out game's
+    children stay held out.
+    """
+    seen: set[str] = set()
+
+    def fresh(board: chess.Board) -> bool:
+        key = board.epd()
+        if key in seen or board.is_game_over():
+            return False
+        seen.add(key)
+        return True
+
+    for opening in openings:
+        board = chess.Board()
+        for move in [None, *opening.moves]:
+            if move is not None:
+                board.push(move)
+            if board.ply() >= max_ply:
+                break
+            if fresh(board):
+                yield f"eco:{board.epd()}", board.copy(stack=True)
+    for game_id, game in pgn_games(pgn_files):
+        board = game.board()
+        for move in [None, *game.mainline_moves()]:
+            if move is not None:
+                board.push(move)
+            if board.ply() >= max_ply:
+                break
+            if fresh(board):
+                yield game_id, board.copy(stack=True)

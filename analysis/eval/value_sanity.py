@@ -101,6 +101,17 @@ FINISHED = [
 ]
 
 
+def held_out_keys() -> set[str]:
+    """Position keys (``board.epd()``) that no generated dataset may contain.
+
+    The mate-in-one checks ask whether a network *learnt* what a mate in one
+    looks like; ``analysis.data.plan`` drops these positions (and their
+    mirrors) so no dataset can teach the answers themselves.
+    """
+    boards = [line.board() for line in MATE_IN_ONE]
+    return {b.epd() for b in boards} | {b.mirror().epd() for b in boards}
+
+
 def mirrored(board: chess.Board) -> chess.Board:
     """Colours swapped and the board flipped, history included (move by move)."""
     out = board.root().mirror()
