@@ -24,14 +24,14 @@ import hashlib
 import json
 import os
 import struct
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 from safetensors.torch import load_file, save_file
 
-from analysis.models import family_module
+from analysis.models import get_family
 
 FORMAT = "sightline-checkpoint"
 FORMAT_VERSION = 1
@@ -66,8 +66,8 @@ class CheckpointMeta:
 def save_checkpoint(path: str | Path, model: torch.nn.Module, *, trained: bool,
                     provenance: dict[str, Any] | None = None, metrics: dict[str, Any] | None = None) -> Path:
     """Write ``model`` with its metadata; the file appears whole or not at all."""
-    family = family_module(model.family)
-    meta = CheckpointMeta(family=model.family, config=model.config.to_dict(), input_encoding=family.INPUT_ENCODING,
+    family = get_family(model.family)
+    meta = CheckpointMeta(family=family.name, config=asdict(model.config), input_encoding=family.encodings[0],
                           trained=trained, provenance=provenance or {}, metrics=metrics or {})
     tensors = {name: t.detach().to("cpu").contiguous() for name, t in model.state_dict().items()}
     path = Path(path)
@@ -172,49 +172,59 @@ def _parse_metadata(path: Path, metadata: dict[str, str]) -> CheckpointMeta:
 
 
 def load_checkpoint(path: str | Path, *, family: str | None = None) -> tuple[torch.nn.Module, CheckpointMeta]:
-    """Build the network a checkpoint describes and load its weights (CPU, eval mode)."""
+    """Build the network a checkpoint describes and load its weights (CPU, eval mode).
+
+    An unknown family, an encoding the family does not accept, or a config that
+    does not fit (or does not match the tensors) is one ``CheckpointError``,
+    raised before any tensor data is read.
+    """
     meta, tensors = read_header(path)
     if family is not None and meta.family != family:
         raise CheckpointError(f"{path}: is a {meta.family!r} checkpoint, expected {family!r}")
     try:
-        module = family_module(meta.family)
+        registered = get_family(meta.family)
+        registered.check_encoding(meta.input_encoding)
     except ValueError as exc:
         raise CheckpointError(f"{path}: {exc}") from None
-    if meta.input_encoding != module.INPUT_ENCODING:
-        raise CheckpointError(f"{path}: input encoding {meta.input_encoding!r} does not match "
-                              f"{meta.family}'s {module.INPUT_ENCODING!r}")
     try:
+        config = registered.config(meta.config)
         with torch.device("meta"):  # shapes first: a hostile config must not allocate anything
-            skeleton = module.build(meta.config)
+            skeleton = registered.build(config)
     except (TypeError, ValueError) as exc:
         raise CheckpointError(f"{path}: bad {meta.family} config: {exc}") from None
+    _check_tensors(path, meta.family, tensors, {name: list(t.shape) for name, t in skeleton.state_dict().items()})
+    try:
+        state = load_file(str(path))
+    except Exception as exc:  # safetensors raises its own error types for damaged data
+        raise CheckpointError(f"{path}: damaged tensor data ({exc})") from None
+    model = registered.build(config)
+    model.load_state_dict({k: v.float() for k, v in state.items()}, strict=True)
+    return model.eval(), meta
 
-    expected = {name: list(t.shape) for name, t in skeleton.state_dict().items()}
+
+def _check_tensors(path, family: str, tensors: dict[str, tuple[str, list[int]]],
+                   expected: dict[str, list[int]]) -> None:
+    """Every tensor the config needs, none else, each of its shape and a float dtype."""
     missing = sorted(set(expected) - set(tensors))
     unexpected = sorted(set(tensors) - set(expected))
     if missing or unexpected:
         parts = ([f"missing {', '.join(missing[:5])}"] if missing else []) + \
                 ([f"unexpected {', '.join(unexpected[:5])}"] if unexpected else [])
-        raise CheckpointError(f"{path}: tensors do not match the {meta.family} config: {'; '.join(parts)}")
+        raise CheckpointError(f"{path}: tensors do not match the {family} config: {'; '.join(parts)}")
     for name, (dtype, shape) in tensors.items():
         if dtype not in _DTYPES:
             raise CheckpointError(f"{path}: tensor {name!r} has unsupported dtype {dtype}")
         if shape != expected[name]:
             raise CheckpointError(f"{path}: tensor {name!r} has shape {shape}, the config needs {expected[name]}")
-    try:
-        state = load_file(str(path))
-    except Exception as exc:  # safetensors raises its own error types for damaged data
-        raise CheckpointError(f"{path}: damaged tensor data ({exc})") from None
-    model = module.build(meta.config)
-    model.load_state_dict({k: v.float() for k, v in state.items()}, strict=True)
-    return model.eval(), meta
 
 
 def load_evaluator(path: str | Path, device: str | None = None, *, name: str | None = None):
     """A ready Evaluator for a checkpoint, on ``device`` (see analysis.inference.resolve_device)."""
+    from analysis.inference import TorchEvaluator
+
     model, meta = load_checkpoint(path)
-    module = family_module(meta.family)
-    evaluator = module.make_evaluator(model, device=device, name=name or Path(path).stem, trained=meta.trained)
+    evaluator = TorchEvaluator(model, device=device, name=name or Path(path).stem, trained=meta.trained,
+                               encoding=meta.input_encoding)
     evaluator.meta = meta
     return evaluator
 

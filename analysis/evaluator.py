@@ -7,9 +7,10 @@ Scores are always from the side to move's point of view.
 
 from __future__ import annotations
 
+import hashlib
 import math
-from dataclasses import dataclass, field
-from typing import Any, Hashable, Protocol, Sequence, runtime_checkable
+from dataclasses import asdict, dataclass, field
+from typing import Any, Hashable, Mapping, Protocol, Sequence, runtime_checkable
 
 import chess
 import numpy as np
@@ -46,21 +47,87 @@ class NonFiniteOutput(ValueError):
     """
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What a network's outputs offer; ``attention`` is (layers, heads), or None without maps."""
+
+    policy: bool = False
+    value: bool = True
+    wdl: bool = False
+    action_values: bool = False
+    attention: tuple[int, int] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["attention"] = list(self.attention) if self.attention else None
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Capabilities":
+        attention = data.get("attention")
+        return cls(policy=bool(data.get("policy")), value=bool(data.get("value", True)),
+                   wdl=bool(data.get("wdl")), action_values=bool(data.get("action_values")),
+                   attention=(int(attention[0]), int(attention[1])) if attention else None)
+
+
+class NoActionValues(ValueError):
+    """``evaluate_actions`` asked of an evaluator whose capabilities have no action values."""
+
+
 @runtime_checkable
 class Evaluator(Protocol):
-    """Anything that scores positions in batches."""
+    """Anything that scores positions in batches; ``capabilities`` says which outputs it has."""
 
     name: str
-    has_policy: bool
-    has_wdl: bool
-    has_attention: bool
+    capabilities: Capabilities
 
     def evaluate(self, boards: Sequence[chess.Board], *, attention: bool = False,
                  temperature: float = 1.0) -> list[Evaluation]: ...
 
+    def evaluate_actions(self, boards: Sequence[chess.Board]) -> list[dict[chess.Move, float]]:
+        """Each legal move's expected score in [0, 1] for the side to move, one dict per board;
+        raises ``NoActionValues`` unless ``capabilities.action_values``."""
+        ...
+
     def cache_key(self, board: chess.Board) -> Hashable:
         """Equal keys mean equal outputs: what the network sees, not the board's identity."""
         ...
+
+
+class ForwardingEvaluator:
+    """Base of the wrappers (batching, memo, prefetch): forwards a fixed set of attributes
+    and methods to ``inner``; subclasses override ``evaluate``."""
+
+    def __init__(self, inner: Evaluator):
+        self.inner = inner
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self.inner.capabilities
+
+    @property
+    def trained(self) -> bool | None:
+        return getattr(self.inner, "trained", None)
+
+    def evaluate(self, boards: Sequence[chess.Board], *, attention: bool = False,
+                 temperature: float = 1.0) -> list[Evaluation]:
+        return self.inner.evaluate(boards, attention=attention, temperature=temperature)
+
+    def evaluate_actions(self, boards: Sequence[chess.Board]) -> list[dict[chess.Move, float]]:
+        return self.inner.evaluate_actions(boards)
+
+    def cache_key(self, board: chess.Board) -> Hashable:
+        return self.inner.cache_key(board)
+
+
+def key_digest(key: Hashable) -> str:
+    """A fixed-size (64 hex digits) database key for ``cache_key(board)`` or an encoding's position key."""
+    raw = key if isinstance(key, bytes) else repr(key).encode("utf-8")
+    return hashlib.sha256(raw).hexdigest()
 
 
 def wdl_to_score(wdl: Sequence[float]) -> float:
@@ -108,9 +175,7 @@ class MaterialEvaluator:
     """
 
     name = "material"
-    has_policy = False
-    has_wdl = False
-    has_attention = False
+    capabilities = Capabilities(policy=False, value=True, wdl=False)
 
     def evaluate(self, boards: Sequence[chess.Board], *, attention: bool = False,
                  temperature: float = 1.0) -> list[Evaluation]:
@@ -126,7 +191,11 @@ class MaterialEvaluator:
                                   extras={"material": balance}))
         return out
 
-    def cache_key(self, board: chess.Board) -> Hashable:
+    def evaluate_actions(self, boards: Sequence[chess.Board]) -> list[dict[chess.Move, float]]:
+        raise NoActionValues("the material count has no action values")
+
+    @staticmethod
+    def cache_key(board: chess.Board) -> Hashable:
         # Pieces, side to move, castling rights and a capturable en-passant square:
         # everything the score and the legal-move policy depend on.
         return board._transposition_key()

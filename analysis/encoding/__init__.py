@@ -1,5 +1,10 @@
-"""Board encodings: lc0's 112 input planes and its 1858-move policy vocabulary."""
+"""Board encodings, registered by name (``get_encoding``): lc0's 112 input planes and its
+1858-move policy vocabulary today.
 
+A new encoding is one module defining an ``Encoding`` plus one ``register_encoding`` line here.
+"""
+
+from analysis.encoding.lc0 import LC0_PLANES
 from analysis.encoding.lc0_planes import (
     INPUT_FORMAT,
     PackedPosition,
@@ -16,8 +21,12 @@ from analysis.encoding.policy_index import (
     vocabulary,
     vocabulary_uci,
 )
+from analysis.encoding.registry import ENCODINGS, Encoding, get_encoding, register_encoding
+
+register_encoding(LC0_PLANES)
 
 __all__ = [
-    "INPUT_FORMAT", "POLICY_SIZE", "PackedPosition", "encode_planes", "encode_tokens", "index_to_move",
-    "legal_move_indices", "move_to_index", "pack", "tokens_from_packed", "vocabulary", "vocabulary_uci",
+    "ENCODINGS", "INPUT_FORMAT", "LC0_PLANES", "POLICY_SIZE", "Encoding", "PackedPosition", "encode_planes",
+    "encode_tokens", "get_encoding", "index_to_move", "legal_move_indices", "move_to_index", "pack",
+    "register_encoding", "tokens_from_packed", "vocabulary", "vocabulary_uci",
 ]

@@ -1,22 +1,28 @@
-"""Model families. Each family module exposes FAMILY, INPUT_ENCODING, a config
-dataclass, PRESETS, ``build(config_dict)`` and ``make_evaluator(model, ...)``.
+"""Model families, one package each, registered by name.
 
-Checkpoints name their family; ``family_module(name)`` finds its module.
+Each family's package has a ``family`` module whose ``FAMILY`` is a
+``ModelFamily`` (see ``analysis.models.family``). Checkpoints name their
+family; ``get_family(name)`` finds it. Registering a family is one line here.
 """
 
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
+from typing import TYPE_CHECKING
 
-# family name -> module under analysis.models
+if TYPE_CHECKING:
+    from analysis.models.family import ModelFamily
+
+# family name -> module holding FAMILY
 FAMILIES: dict[str, str] = {
-    "chessformer": "analysis.models.chessformer",
+    "chessformer": "analysis.models.chessformer.family",
 }
 
 
-def family_module(name: str) -> ModuleType:
+def get_family(name: str) -> "ModelFamily":
+    """The registered family ``name`` (ValueError naming the known ones otherwise)."""
     try:
-        return importlib.import_module(FAMILIES[name])
-    except KeyError:
+        module = FAMILIES[name]
+    except (KeyError, TypeError):
         raise ValueError(f"unknown model family {name!r}; known: {', '.join(sorted(FAMILIES))}") from None
+    return importlib.import_module(module).FAMILY

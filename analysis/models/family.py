@@ -1,0 +1,87 @@
+"""What a model family is to the rest of Sightline: ``ModelFamily`` and ``Capabilities``.
+
+Everything outside a family's package (checkpoints, the evaluator, training,
+the workers and the site) goes through these, so adding a family is one
+package plus one line in ``analysis.models.FAMILIES``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Callable, Mapping, Sequence
+
+import chess
+import numpy as np
+import torch
+from torch import nn
+
+from analysis.encoding import Encoding
+from analysis.evaluator import Capabilities, Evaluation
+
+__all__ = ["Capabilities", "ModelFamily", "logits_softmax"]
+
+
+# decode(raw outputs as float32 numpy, boards, encoding, temperature=, attention=, name=) -> Evaluations
+Decoder = Callable[..., list[Evaluation]]
+# decode_actions(raw outputs, boards, encoding, name=) -> each legal move's expected score for the mover
+ActionDecoder = Callable[..., list[dict[chess.Move, float]]]
+
+
+@dataclass(frozen=True)
+class ModelFamily:
+    """A registered model family.
+
+    ``encodings``: the input encodings its networks accept (the first is used
+    for new networks). Every network is called as ``model(inputs,
+    need_attention=...)`` and returns a dict of tensors; ``decode`` turns those
+    (as float32 numpy) into Evaluations with attention in real squares.
+    ``losses(outputs, batch, weights)`` returns
+    every training term plus ``total``; ``loss_weights`` is its weights type.
+    """
+
+    name: str
+    config_type: type
+    presets: Mapping[str, Any]
+    encodings: Sequence[str]
+    build: Callable[[Any], nn.Module]
+    capabilities: Callable[[Any], Capabilities]
+    decode: Decoder
+    loss_weights: type
+    losses: Callable[[dict[str, torch.Tensor], dict[str, torch.Tensor], Any], dict[str, torch.Tensor]]
+    decode_actions: ActionDecoder | None = None
+
+    def config(self, config: Mapping[str, Any] | Any) -> Any:
+        """The typed config from a checkpoint's JSON (ValueError when it does not fit)."""
+        if isinstance(config, self.config_type):
+            return config
+        if not isinstance(config, Mapping):
+            raise ValueError(f"a {self.name} config must be a JSON object")
+        try:
+            return self.config_type(**config)
+        except TypeError as exc:  # unknown or missing fields
+            raise ValueError(str(exc)) from None
+
+    def preset(self, name: str, **overrides) -> Any:
+        try:
+            return replace(self.presets[name], **overrides)
+        except KeyError:
+            raise ValueError(f"unknown {self.name} preset {name!r}; choose from {', '.join(self.presets)}") from None
+
+    def preset_name(self, config: Mapping[str, Any]) -> str:
+        """The preset ``config`` equals, else "custom"."""
+        for name, preset in self.presets.items():
+            if asdict(preset) == dict(config):
+                return name
+        return "custom"
+
+    def check_encoding(self, encoding: str) -> None:
+        if encoding not in self.encodings:
+            raise ValueError(f"input encoding {encoding!r} is not one {self.name} accepts "
+                             f"({', '.join(self.encodings)})")
+
+
+def logits_softmax(logits: np.ndarray) -> np.ndarray:
+    """Softmax over the last axis of float32 logits (numpy), as the evaluator has always done it."""
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    e = np.exp(shifted)
+    return e / e.sum(axis=-1, keepdims=True)
