@@ -11,7 +11,7 @@ import torch
 
 from analysis.checkpoint import CheckpointError, CheckpointMeta
 from analysis.evaluator import NonFiniteOutput
-from analysis.models import family_module
+from analysis.inference import TorchEvaluator
 from analysis.positions import board_from_fen
 
 # White and black to move, castling and en passant, a middlegame, an endgame, a promotion:
@@ -26,10 +26,10 @@ PROBE_FENS = (
 
 def probe_network(model: torch.nn.Module, meta: CheckpointMeta, label: str) -> None:
     """Raise ``CheckpointError`` naming ``label`` when any output on the probe positions is not finite."""
-    evaluator = family_module(meta.family).make_evaluator(model, device="cpu", name="the network",
-                                                          trained=meta.trained)
+    evaluator = TorchEvaluator(model, device="cpu", name="the network", trained=meta.trained,
+                               encoding=meta.input_encoding)
     boards = [board_from_fen(fen) for fen in PROBE_FENS]
     try:
-        evaluator.evaluate(boards, attention=evaluator.has_attention)
+        evaluator.evaluate(boards, attention=evaluator.capabilities.attention is not None)
     except NonFiniteOutput as exc:
         raise CheckpointError(f"{label}: {exc}") from None

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Hashable, Sequence
+from typing import Sequence
 
 import chess
 
-from analysis.evaluator import Evaluation
+from analysis.evaluator import Evaluation, ForwardingEvaluator
 
 MAX_POSITIONS = 512
 
@@ -34,23 +34,17 @@ class _Request:
         self.options = (self.attention, self.temperature)
 
 
-class SharedBatcher:
+class SharedBatcher(ForwardingEvaluator):
     """Wraps an Evaluator; ``evaluate`` may be called from many threads."""
 
     def __init__(self, inner, max_positions: int = MAX_POSITIONS):
-        self.inner = inner
+        super().__init__(inner)
         self.max_positions = max_positions
         self._cond = threading.Condition()
         self._pending: list[_Request] = []
         self._busy = False
         self.requests = 0
         self.forward_passes = 0
-
-    def __getattr__(self, name):  # name, has_policy, device, layers ... come from the wrapped evaluator
-        return getattr(self.inner, name)
-
-    def cache_key(self, board: chess.Board) -> Hashable:
-        return self.inner.cache_key(board)
 
     def evaluate(self, boards: Sequence[chess.Board], *, attention: bool = False,
                  temperature: float = 1.0) -> list[Evaluation]:

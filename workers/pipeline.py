@@ -27,8 +27,10 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from analysis.evaluator import ForwardingEvaluator
 from webapp.analyses import lease
 from webapp.analyses.judgements import JudgeRequest, judge_all, judgement_settings_key
+from webapp.analyses.keys import node_boards
 from webapp.analyses.models import EVAL_SETTINGS_KEY, AnalysisJob, PositionResult
 from webapp.analyses.publish import publish_status
 from webapp.analyses.results import digest_key, evaluation_json, progress_json, search_json
@@ -111,12 +113,11 @@ class JobRun:
         job.refresh_from_db()
         publish_status(job, self.publish)
         try:
-            boards = _boards(job.nodes)
+            boards = node_boards(job.nodes)
             raw_keys = [self.evaluator.cache_key(b) for b in boards]
-            keys = [digest_key(k) for k in raw_keys]
-            for node, key in zip(job.nodes, keys):
-                node["key"] = key
-            AnalysisJob.objects.filter(pk=job.pk).update(nodes=job.nodes, total_positions=len(job.nodes))
+            # Keys were set when the job was created (webapp.analyses.keys); a node without
+            # one (a job made by hand) gets its key here, in memory only.
+            keys = [node.get("key") or digest_key(raw) for node, raw in zip(job.nodes, raw_keys)]
             evals = self._evaluate_all(boards, keys, raw_keys)
             self._search_all(boards, keys, evals)
         except JobCancelled:
@@ -367,7 +368,7 @@ def _has_search(known: dict[str, dict], key: str) -> bool:
     return key in known and "root_values" in known[key]
 
 
-class MemoEvaluator:
+class MemoEvaluator(ForwardingEvaluator):
     """The job's evaluator, answering from phase 1's evaluations where it can.
 
     A search starts by evaluating its root, which phase 1 has just done (the
@@ -376,19 +377,13 @@ class MemoEvaluator:
     """
 
     def __init__(self, inner):
-        self.inner = inner
+        super().__init__(inner)
         self._seen: dict = {}
         self.hits = 0
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
 
     def remember(self, key, evaluation) -> None:
         """``key`` is ``cache_key(board)`` of the evaluated board (the caller has it already)."""
         self._seen[key] = evaluation
-
-    def cache_key(self, board: chess.Board):
-        return self.inner.cache_key(board)
 
     def evaluate(self, boards, *, attention: bool = False, temperature: float = 1.0):
         if attention or temperature != 1.0 or not self._seen:
@@ -444,16 +439,3 @@ def _batches(items: list, size: int):
 
 def _status(job: AnalysisJob) -> str:
     return AnalysisJob.objects.filter(pk=job.pk).values_list("status", flat=True).first()
-
-
-def _boards(nodes: list[dict]) -> list[chess.Board]:
-    """Every node's board with its move stack (the encoding needs the history)."""
-    boards: list[chess.Board] = []
-    for node in nodes:
-        if node["parent"] is None:
-            board = chess.Board(node["fen"])
-        else:
-            board = boards[node["parent"]].copy(stack=True)
-            board.push(chess.Move.from_uci(node["uci"]))
-        boards.append(board)
-    return boards

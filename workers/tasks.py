@@ -30,7 +30,7 @@ def run_analysis(job_id: str) -> str:
 def compute_attention(job_id: str, node_id: int) -> str:
     """Attention of every layer and head for one node of a job, stored compactly."""
     job = AnalysisJob.objects.select_related("network").get(pk=job_id)
-    key = job.nodes[node_id]["key"]
+    key = job.nodes[node_id].get("key") or job.network.position_key(board_for(job.nodes, node_id))
     entry = AttentionMap.objects.get(position_key=key, network_checksum=job.network.checksum)
     if entry.status == AttentionMap.Status.READY:
         return entry.status

@@ -12,18 +12,12 @@ from analysis.cli import CommandError
 
 def _agent(model: str, algo: str | None, nodes: int | None, device: str | None):
     from analysis.checkpoint import CheckpointError
-    from analysis.eval.agents import make_agent
+    from analysis.specs import parse_spec, resolve_agent
 
-    if model in ("material-greedy", "greedy", "material") or model.startswith("stockfish"):
-        spec = model
-    else:
-        if not algo:
-            raise CommandError("--algo is required with a model checkpoint")
-        if not Path(model).is_file():
-            raise CommandError(f"model checkpoint not found: {model}")
-        spec = f"{model}:{algo}" + (f":{nodes}" if nodes else "")
+    if not parse_spec(model).builtin and not algo:
+        raise CommandError("--algo is required with a model checkpoint")
     try:
-        return make_agent(spec, device=device)
+        return resolve_agent(model, algo=algo, nodes=nodes, device=device)
     except (ValueError, CheckpointError, FileNotFoundError) as exc:
         raise CommandError(str(exc)) from exc
 
@@ -83,23 +77,24 @@ def _sts(args) -> int:
 
 
 def _metrics(args) -> int:
-    from analysis.checkpoint import CheckpointError, load_evaluator
+    from analysis.checkpoint import CheckpointError
     from analysis.eval.agents import MaterialGreedyAgent
     from analysis.eval.static_metrics import evaluate_static, evaluate_static_greedy, load_test_positions
+    from analysis.specs import MATERIAL_GREEDY, parse_spec, resolve_evaluator
 
     set_threads(args.threads)
     try:
         positions = load_test_positions(Path(args.data), args.limit)
     except (OSError, ValueError) as exc:
         raise CommandError(str(exc)) from exc
-    if args.model in ("material-greedy", "greedy", "material"):
+    if parse_spec(args.model).kind in ("material", "material-greedy"):
         report = evaluate_static_greedy(MaterialGreedyAgent(), positions)
-        name = "material-greedy"
+        name = MATERIAL_GREEDY
     else:
         try:
-            evaluator = load_evaluator(args.model, device=args.device)
+            evaluator = resolve_evaluator(args.model, device=args.device)
             report = evaluate_static(evaluator, args.algo, positions, progress=not args.json)
-        except (ValueError, CheckpointError) as exc:
+        except (ValueError, CheckpointError, FileNotFoundError) as exc:
             raise CommandError(str(exc)) from exc
         name = f"{args.model}:{args.algo}"
     payload = {"agent": name, **report.to_json()}
@@ -140,14 +135,10 @@ def _match(args) -> int:
 
 def _spec_agent(spec: str, device: str | None):
     from analysis.checkpoint import CheckpointError
-    from analysis.eval.agents import make_agent
+    from analysis.specs import resolve_agent
 
-    path = spec.split(":")[0]
-    if not (spec in ("material-greedy", "greedy", "material") or spec.startswith("stockfish")) \
-            and not Path(path).is_file():
-        raise CommandError(f"model checkpoint not found: {path}")
     try:
-        return make_agent(spec, device=device)
+        return resolve_agent(spec, device=device)
     except (ValueError, CheckpointError, FileNotFoundError) as exc:
         raise CommandError(f"{spec}: {exc}") from exc
 

@@ -13,13 +13,13 @@ import torch
 from analysis.checkpoint import CheckpointError, load_checkpoint, load_evaluator, read_header, save_checkpoint
 from analysis.cli import CommandError
 from analysis.evaluator import NonFiniteOutput
-from analysis.models import FAMILIES, family_module
+from analysis.models import DEFAULT_FAMILY, FAMILIES, get_family
 from analysis.positions import board_from_input
 
 
 def register(subparsers) -> None:
     init = subparsers.add_parser("init", help="write a randomly initialised (untrained) checkpoint")
-    init.add_argument("--family", default="chessformer", choices=sorted(FAMILIES))
+    init.add_argument("--family", default=DEFAULT_FAMILY, choices=sorted(FAMILIES))
     init.add_argument("--preset", required=True, help="e.g. cf-tiny, cf-small, cf-6m, cf-240m")
     init.add_argument("--out", required=True, help="path of the .safetensors file to write")
     init.add_argument("--seed", type=int, default=0)
@@ -42,11 +42,11 @@ def register(subparsers) -> None:
 
 
 def run_init(args: argparse.Namespace) -> int:
-    module = family_module(args.family)
-    if args.preset not in module.PRESETS:
-        raise CommandError(f"unknown preset {args.preset!r} for {args.family}; choose from {', '.join(module.PRESETS)}")
+    family = get_family(args.family)
+    if args.preset not in family.presets:
+        raise CommandError(f"unknown preset {args.preset!r} for {args.family}; choose from {', '.join(family.presets)}")
     torch.manual_seed(args.seed)
-    model = module.build(module.PRESETS[args.preset])
+    model = family.build(family.presets[args.preset])
     provenance = {"source": "random initialisation", "preset": args.preset, "seed": args.seed,
                   "torch": torch.__version__, "host": platform.node()}
     try:
@@ -86,7 +86,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     except ValueError as exc:  # e.g. CUDA asked for without a GPU
         raise CommandError(str(exc)) from None
-    if args.attention and not evaluator.has_attention:
+    if args.attention and evaluator.capabilities.attention is None:
         raise CommandError(f"{evaluator.name} has no attention maps")
     try:
         evaluation = evaluator.evaluate([board], attention=args.attention, temperature=args.temperature)[0]

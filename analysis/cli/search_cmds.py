@@ -13,11 +13,10 @@ import chess
 
 from analysis.cli import CommandError
 from analysis.cli.model_cmds import board_from_args
-from analysis.evaluator import Evaluator, MaterialEvaluator
+from analysis.evaluator import Evaluator
 from analysis.search.base import Budget, SearchResult
 from analysis.search.registry import SEARCH_NAMES, make_search, make_settings
-
-MATERIAL = "material"
+from analysis.specs import parse_spec
 
 
 def register(subparsers) -> None:
@@ -45,12 +44,11 @@ def register(subparsers) -> None:
 
 def load_model(model: str, device: str | None) -> Evaluator:
     """The evaluator for ``--model``, or a one-line CommandError."""
-    if model == MATERIAL:
-        return MaterialEvaluator()
-    from analysis.checkpoint import CheckpointError, load_evaluator
+    from analysis.checkpoint import CheckpointError
+    from analysis.specs import resolve_evaluator
 
     try:
-        return load_evaluator(model, device=device)
+        return resolve_evaluator(model, device=device)
     except FileNotFoundError:
         raise CommandError(f"model file not found: {model}") from None
     except (CheckpointError, ValueError, OSError) as exc:
@@ -125,7 +123,7 @@ def run_uci(args) -> int:
     def load(device: str | None) -> Evaluator:
         if loaded.pop("first", False):
             return first
-        if args.model == MATERIAL:
+        if parse_spec(args.model).builtin:
             return first
         try:
             return load_model(args.model, device)

@@ -7,23 +7,17 @@ from pathlib import Path
 
 from analysis.cli import CommandError
 
-MATERIAL = "material"
-
 
 def _evaluator(model: str, device: str | None, threads: int | None = None):
     """A checkpoint's evaluator, or the material-count evaluator for ``--model material``."""
-    from analysis.checkpoint import CheckpointError, load_evaluator
+    from analysis.checkpoint import CheckpointError
     from analysis.cli.eval_cmds import set_threads
-    from analysis.evaluator import MaterialEvaluator
+    from analysis.specs import resolve_evaluator
 
     set_threads(threads)
-    if model == MATERIAL:
-        return MaterialEvaluator()
-    if not Path(model).is_file():
-        raise CommandError(f"model checkpoint not found: {model}")
     try:
-        return load_evaluator(model, device=device)
-    except (CheckpointError, ValueError) as exc:
+        return resolve_evaluator(model, device=device)
+    except (CheckpointError, ValueError, FileNotFoundError) as exc:
         raise CommandError(str(exc)) from exc
 
 

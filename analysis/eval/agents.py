@@ -6,8 +6,8 @@
 - ``MaterialGreedyAgent``: the 1-ply baseline.
 - ``StockfishAgent``: Stockfish, optionally weakened with UCI_LimitStrength/UCI_Elo.
 
-Agent specs (CLI): ``PATH:ALGO[:NODES]``, ``material-greedy`` and
-``stockfish[:elo=1350][,movetime=0.05][,nodes=N][,depth=N]``.
+Agent specs (CLI) are read by ``analysis.specs.resolve_agent``: ``PATH:ALGO[:NODES]``,
+``material-greedy`` and ``stockfish[:elo=1350][,movetime=0.05][,nodes=N][,depth=N]``.
 """
 
 from __future__ import annotations
@@ -133,24 +133,3 @@ def parse_stockfish_spec(spec: str) -> StockfishSettings:
     if "movetime" not in values and ("nodes" in values or "depth" in values):
         values["movetime"] = None
     return StockfishSettings(**values)
-
-
-def make_agent(spec: str, *, device: str | None = None, seed: int = 0) -> Agent:
-    """Build an agent from a CLI spec (see the module docstring)."""
-    if spec in ("material-greedy", "greedy", "material"):
-        return MaterialGreedyAgent(seed)
-    if spec == "stockfish" or spec.startswith("stockfish:"):
-        return StockfishAgent(parse_stockfish_spec(spec))
-    parts = spec.split(":")
-    if len(parts) not in (2, 3):
-        raise ValueError(f"bad agent spec {spec!r}: use MODEL:ALGO[:NODES], material-greedy or stockfish:elo=N")
-    from analysis.checkpoint import load_evaluator
-
-    nodes = None
-    if len(parts) == 3:
-        try:
-            nodes = int(parts[2])
-        except ValueError:
-            raise ValueError(f"bad node count in {spec!r}") from None
-    evaluator = load_evaluator(parts[0], device=device)
-    return SearchAgent(evaluator, parts[1], nodes)

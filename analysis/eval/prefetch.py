@@ -13,24 +13,19 @@ from typing import Hashable, Sequence
 
 import chess
 
-from analysis.evaluator import Evaluation
+from analysis.evaluator import Evaluation, ForwardingEvaluator
 
 PREFETCH_BATCH = 256  # boards per forward pass (Chessformer runs CPU batches over 64 in chunks of 64)
 
 
-class PrefetchedEvaluator:
+class PrefetchedEvaluator(ForwardingEvaluator):
     """Serves ``evaluate`` from a store filled by ``prefetch``; anything missing is evaluated on demand."""
 
     def __init__(self, evaluator, batch: int = PREFETCH_BATCH):
+        super().__init__(evaluator)
         self.evaluator = evaluator
         self.batch = batch
         self._store: dict[Hashable, Evaluation] = {}
-
-    def __getattr__(self, name: str):  # name, has_policy, has_wdl, ... of the wrapped evaluator
-        return getattr(self.evaluator, name)
-
-    def cache_key(self, board: chess.Board) -> Hashable:
-        return self.evaluator.cache_key(board)
 
     def prefetch(self, boards: Sequence[chess.Board]) -> None:
         """Evaluate every board not already stored, ``batch`` at a time, each distinct key once."""

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 FAMILIES: dict[str, str] = {
     "chessformer": "analysis.models.chessformer.family",
 }
+# The family of the site's untrained stand-in and of ``init`` / training by default.
+DEFAULT_FAMILY = "chessformer"
 
 
 def get_family(name: str) -> "ModelFamily":

@@ -48,6 +48,8 @@ class ModelFamily:
     decode: Decoder
     loss_weights: type
     losses: Callable[[dict[str, torch.Tensor], dict[str, torch.Tensor], Any], dict[str, torch.Tensor]]
+    default_preset: str  # what an untrained stand-in is made of
+    preferred_presets: Sequence[str] = ()  # as the site's default network, best first
     decode_actions: ActionDecoder | None = None
 
     def config(self, config: Mapping[str, Any] | Any) -> Any:

@@ -86,7 +86,7 @@ class AlphaBetaCore(Search):
         self._cache: dict[Hashable, tuple[float, dict]] = {}
         batch = self.settings.batch_successors
         self._batch = (not isinstance(evaluator, MaterialEvaluator)) if batch is None else batch
-        self._use_policy = self.settings.policy_ordering and evaluator.has_policy
+        self._use_policy = self.settings.policy_ordering and evaluator.capabilities.policy
         self._reset_run()
 
     def reset(self) -> None:

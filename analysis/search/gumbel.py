@@ -292,10 +292,10 @@ class GumbelMuZero(Search):
                 mate = mate_moves_from_plies(int(math.copysign(child.proven_plies + 1, q)))
         elif root.N[idx] > 0:
             q = root.W[idx] / root.N[idx]
-            wdl = value_to_wdl(q, root.D[idx] / root.N[idx]) if self.evaluator.has_wdl else None
+            wdl = value_to_wdl(q, root.D[idx] / root.N[idx]) if self.evaluator.capabilities.wdl else None
         else:
             q = root.value
-            wdl = value_to_wdl(q, root.draw) if self.evaluator.has_wdl else None
+            wdl = value_to_wdl(q, root.draw) if self.evaluator.capabilities.wdl else None
         improved = self.improved_policy(root)
         extras["improved_policy"] = dict(zip(root.moves, improved.tolist()))
         extras["completed_q"] = dict(zip(root.moves, self.sigma_completed_q(root).tolist()))

@@ -217,7 +217,7 @@ class MCTS(Search):
         return self._make_result(root)
 
     def _make_result(self, root: Node) -> SearchResult:
-        has_wdl = self.evaluator.has_wdl
+        has_wdl = self.evaluator.capabilities.wdl
         extras = {}
         if self._tree_eval is not None:
             extras = {"evaluated": self._tree_eval.evaluated, "batches": self._tree_eval.batches,

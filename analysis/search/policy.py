@@ -35,7 +35,7 @@ class PolicySearch(Search):
         if terminal is not None and not moves:
             return SearchResult(self.name, None, [], value_to_score(terminal),
                                 (0.0, 1.0, 0.0) if terminal == 0 else (0.0, 0.0, 1.0), 1, 0.0)
-        if not self.evaluator.has_policy:
+        if not self.evaluator.capabilities.policy:
             raise ValueError(f"the policy search needs a model with a policy head; "
                              f"{self.evaluator.name} has none")
         policy = ev.policy or {m: 1.0 / len(moves) for m in moves}

@@ -5,30 +5,20 @@ leaves the opponent the lowest expected score is played. Successors that end
 the game get their exact value; as in ChessBench, a move that allows a
 threefold-repetition claim is scored as a draw.
 
-The ChessBench action-value agent plugs in here: an evaluator that also
-implements ``evaluate_actions`` (see ``ActionValueEvaluator``) is asked for
-the predicted value of every move directly, in one call, and the search takes
-the argmax.
+The ChessBench action-value agent plugs in here: an evaluator whose
+capabilities include action values is asked, through ``evaluate_actions``,
+for the predicted value of every move directly, in one call, and the search
+takes the argmax.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
 
 import chess
 
 from analysis.search.base import (Budget, RootMove, Search, SearchControl, SearchResult,
                                   draw_by_rule, evaluation_value, value_to_score, value_to_wdl)
-
-
-@runtime_checkable
-class ActionValueEvaluator(Protocol):
-    """An evaluator that predicts action values (ChessBench's action-value models)."""
-
-    def evaluate_actions(self, board: chess.Board) -> dict[chess.Move, float]:
-        """Expected score in [0, 1] for the side to move after each legal move."""
-        ...
 
 
 @dataclass
@@ -58,7 +48,7 @@ class ValueSearch(Search):
             v = -1.0 if board.is_check() else 0.0
             return SearchResult(self.name, None, [], value_to_score(v),
                                 (0.0, 0.0, 1.0) if v < 0 else (0.0, 1.0, 0.0), 0, 0.0)
-        if self.settings.use_action_values and isinstance(self.evaluator, ActionValueEvaluator):
+        if self.settings.use_action_values and self.evaluator.capabilities.action_values:
             return self._run_action_values(board, moves)
         # Our value after each move (negated successor value), and draw probability.
         values: dict[chess.Move, tuple[float, float]] = {}
@@ -88,7 +78,7 @@ class ValueSearch(Search):
                             depth=1, seldepth=1, mate=mate, root=root)
 
     def _run_action_values(self, board: chess.Board, moves: list[chess.Move]) -> SearchResult:
-        scores = self.evaluator.evaluate_actions(board)
+        scores = dict(self.evaluator.evaluate_actions([board])[0])
         for move in moves:
             board.push(move)
             if draw_by_rule(board, in_search=False):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field, fields
+from typing import Any
 from pathlib import Path
 
-from analysis.train.losses import ChessformerLossWeights
+from analysis.models import DEFAULT_FAMILY, get_family
 
 
 @dataclass
@@ -16,7 +17,8 @@ class TrainConfig:
     data: Path  # dataset directory (analysis.data.store layout)
     out: Path  # run directory: state, curves, exported checkpoint
     extra_data: list = field(default_factory=list)  # more dataset directories whose rows join both splits
-    model: str = "cf-small"  # a PRESETS name of analysis.models.chessformer
+    family: str = DEFAULT_FAMILY  # a registered model family (analysis.models.FAMILIES)
+    model: str = "cf-small"  # one of the family's presets
     model_overrides: dict = field(default_factory=dict)
     export: Path | None = None  # where the final SWA weights go (default: out/model.safetensors)
     # Start from a trained checkpoint's weights (fine-tuning) instead of a fresh initialisation.
@@ -44,7 +46,7 @@ class TrainConfig:
     wdl_target: str = "stockfish"
     fen_only_share: float = 0.0  # share of training rows packed from their FEN alone (history dropout)
     colour_flip_share: float = 0.0  # share of training rows with the "black to move" plane toggled
-    loss: ChessformerLossWeights = ChessformerLossWeights()
+    loss: Any = None  # the family's loss weights (its ``loss_weights`` type); None: its defaults
     val_every: int = 100
     val_batches: int = 8
     checkpoint_every: int = 500
@@ -56,6 +58,10 @@ class TrainConfig:
     threads: int = 0  # torch CPU threads; 0 leaves torch's default
     seed: int = 0
     max_train_rows: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.loss is None:
+            self.loss = get_family(self.family).loss_weights()
 
     @property
     def datasets(self) -> list[Path]:
@@ -129,11 +135,14 @@ def load_config(path: Path, **overrides) -> TrainConfig:
             raw[key] = Path(raw[key])
     if "betas" in raw:
         raw["betas"] = tuple(raw["betas"])
-    if "loss" in raw:
-        try:
-            raw["loss"] = ChessformerLossWeights(**raw["loss"])
-        except TypeError as exc:
-            raise ValueError(f"{path}: bad [loss] table: {exc}") from None
+    try:
+        family = get_family(raw.get("family", TrainConfig.family))
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    try:
+        raw["loss"] = family.loss_weights(**raw.get("loss", {}))
+    except TypeError as exc:
+        raise ValueError(f"{path}: bad [loss] table: {exc}") from None
     cfg = TrainConfig(**raw)
     cfg.validate()
     return cfg

@@ -22,10 +22,9 @@ from tqdm import tqdm
 
 from analysis.checkpoint import load_checkpoint, save_checkpoint
 from analysis.data.store import read_card
-from analysis.models.chessformer import Chessformer, parameter_count, preset
+from analysis.models import get_family
 from analysis.train.config import TrainConfig
 from analysis.train.dataset import EpochBatches, PositionDataset
-from analysis.train.losses import chessformer_losses
 from analysis.train.plots import plot_curves
 
 STATE_FILE = "state.pt"
@@ -76,7 +75,7 @@ def _validate(model, batches, device, autocast, cfg) -> dict[str, float]:
         batch = _to(batch, device)
         with autocast():
             out = model(batch["tokens"])
-        for k, v in chessformer_losses(out, batch, cfg.loss).items():
+        for k, v in get_family(cfg.family).losses(out, batch, cfg.loss).items():
             sums[k] = sums.get(k, 0.0) + float(v)
         top = out["policy"].float().masked_fill(~batch["legal"], float("-inf")).argmax(-1)
         sums["policy_top1"] = sums.get("policy_top1", 0.0) + float(
@@ -85,9 +84,9 @@ def _validate(model, batches, device, autocast, cfg) -> dict[str, float]:
     return {k: v / max(1, len(batches)) for k, v in sums.items()}
 
 
-def _initialise_from(model: Chessformer, path: Path) -> dict:
+def _initialise_from(model: torch.nn.Module, path: Path) -> dict:
     """Copy a checkpoint's weights into ``model``; returns what the export records about them."""
-    source, meta = load_checkpoint(path, family="chessformer")
+    source, meta = load_checkpoint(path, family=model.family)
     if source.config != model.config:
         raise ValueError(f"init_from {path}: its config {source.config} differs from the run's {model.config}")
     model.load_state_dict(source.state_dict())
@@ -124,7 +123,8 @@ def train(cfg: TrainConfig, *, progress: bool = True) -> Path:
         val_batches = [val_set[val_idx[i * cfg.batch_size:(i + 1) * cfg.batch_size]]
                        for i in range(min(cfg.val_batches, math.ceil(len(val_set) / cfg.batch_size)))]
 
-    model = Chessformer(preset(cfg.model, **cfg.model_overrides))
+    family = get_family(cfg.family)
+    model = family.build(family.preset(cfg.model, **cfg.model_overrides))
     init_provenance = _initialise_from(model, cfg.init_from) if cfg.init_from else None
     model = model.to(device)
     optimizer = torch.optim.NAdam(model.parameters(), lr=cfg.lr_at(0), betas=tuple(cfg.betas), eps=cfg.eps,
@@ -142,8 +142,8 @@ def train(cfg: TrainConfig, *, progress: bool = True) -> Path:
         torch.set_rng_state(state["torch_rng"])
     net = model
     if world > 1:
-        # Heads whose loss weight is 0 (q_cat, st_cat by default) get no gradient.
-        unused = not all((cfg.loss.q_cat, cfg.loss.st_cat))
+        # Heads whose loss weight is 0 (Chessformer's q_cat, st_cat by default) get no gradient.
+        unused = any(v == 0 for v in asdict(cfg.loss).values())
         net = torch.nn.parallel.DistributedDataParallel(
             model, device_ids=[local_rank] if device.type == "cuda" else None, find_unused_parameters=unused)
     if cfg.compile:
@@ -174,7 +174,7 @@ def train(cfg: TrainConfig, *, progress: bool = True) -> Path:
         batch = _to(next(batches), device)
         with autocast():
             out = net(batch["tokens"])
-        terms = chessformer_losses(out, batch, cfg.loss)
+        terms = family.losses(out, batch, cfg.loss)
         optimizer.zero_grad(set_to_none=True)
         terms["total"].backward()
         grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
@@ -213,7 +213,7 @@ def train(cfg: TrainConfig, *, progress: bool = True) -> Path:
             "extra_data": {str(p): read_card(p) for p in cfg.extra_data},
             "test_rows": len(val_set) if val_set is not None else 0, "steps": step, "batch_size": cfg.batch_size, "world_size": world,
             "wall_seconds": round(wall, 1), "hardware": _hardware(device, world), "torch": torch.__version__,
-            "preset": cfg.model, "parameters": parameter_count(model), "optimizer": "Nadam",
+            "preset": cfg.model, "parameters": sum(p.numel() for p in model.parameters()), "optimizer": "Nadam",
             "betas": list(cfg.betas), "eps": cfg.eps, "grad_clip": cfg.grad_clip, "lr_steps": cfg.lr_steps, "schedule": cfg.schedule,
             "swa": {"start": cfg.swa_start, "every": cfg.swa_every, "averaged": int(swa.n_averaged.item())},
             "loss_weights": asdict(cfg.loss), "policy_temperature": cfg.policy_temperature,

@@ -146,7 +146,7 @@ class AnalyseForm(forms.Form):
         elif not spec.budget_min <= budget <= spec.budget_max:
             self.add_error("budget", f"Budget {budget} is out of range for {spec.name}: "
                                      f"{spec.budget_min} to {spec.budget_max} {spec.budget_unit}.")
-        if isinstance(network, Network) and spec.needs_policy and not network.has_policy:
+        if isinstance(network, Network) and spec.needs_policy and not network.caps.policy:
             self.add_error("search", f"The {spec.name} search needs a policy head; {network.name} has none.")
 
     @property

@@ -9,6 +9,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from webapp.analyses.gameinput import GameTree
+from webapp.analyses.keys import with_keys
 from webapp.analyses.models import AnalysisJob
 from webapp.networks.models import Network
 
@@ -27,7 +28,7 @@ def create_job(tree: GameTree, network: Network, search: str, budget: int, *, di
     with transaction.atomic():
         job = AnalysisJob.objects.create(
             network=network, search=search, budget=budget, headers=tree.headers, start_fen=tree.start_fen,
-            pgn=tree.pgn, nodes=tree.as_dicts(), total_positions=len(tree.nodes), task_id="",
+            pgn=tree.pgn, nodes=with_keys(tree.as_dicts(), network), total_positions=len(tree.nodes), task_id="",
         )
         if dispatch:
             transaction.on_commit(lambda: _dispatch_or_withdraw(job), robust=False)

@@ -29,8 +29,8 @@ class AnalysisJob(models.Model):
     headers = models.JSONField(default=dict, blank=True)
     start_fen = models.CharField(max_length=100)
     pgn = models.TextField(blank=True, help_text="The analysed game, re-exported")
-    # The game tree: a list of nodes (see webapp.analyses.gameinput.Node.as_dict);
-    # the worker adds each node's position key ("key") before it computes anything.
+    # The game tree: a list of nodes (see webapp.analyses.gameinput.Node.as_dict), each with
+    # its position key ("key", see webapp.analyses.keys) set when the job is created.
     nodes = models.JSONField(default=list)
     total_positions = models.PositiveIntegerField(default=0)
     evaluated = models.PositiveIntegerField(default=0)

@@ -6,12 +6,11 @@ API gives it; the browser turns it into White's view for the bar and graph.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Hashable
 
 import chess
 
-from analysis.evaluator import Evaluation
+from analysis.evaluator import Evaluation, key_digest
 from webapp.analyses.judgements import judgement_settings_key, root_values_json
 from webapp.analyses.models import EVAL_SETTINGS_KEY, AnalysisJob, PositionResult
 
@@ -23,9 +22,8 @@ POLICY_SAN = 16
 
 
 def digest_key(key: Hashable) -> str:
-    """A fixed-size database key for ``evaluator.cache_key(board)``."""
-    raw = key if isinstance(key, bytes) else repr(key).encode("utf-8")
-    return hashlib.sha256(raw).hexdigest()
+    """A fixed-size database key for ``evaluator.cache_key(board)`` (``Network.position_key`` gives the same)."""
+    return key_digest(key)
 
 
 def evaluation_json(ev: Evaluation, board: chess.Board) -> dict:

@@ -20,6 +20,7 @@ from webapp.analyses.forms import PGN_LIMITS, AnalyseForm
 from webapp.analyses.jobs import BrokerUnavailable, cancel_job, create_job
 from webapp.analyses.judgements import legend as judgement_legend
 from webapp.analyses.judgements import short_legend
+from webapp.analyses.keys import node_boards
 from webapp.analyses.models import AnalysisJob, AttentionMap
 from webapp.analyses.results import job_snapshot
 from webapp.analyses.searches import SEARCHES
@@ -104,10 +105,11 @@ def _piece_defs() -> str:
 @require_GET
 def job_page(request: HttpRequest, job_id: str) -> HttpResponse:
     job = _get_job(job_id)
+    caps = job.network.caps
     page = {
         "id": str(job.id), "nodes": job.nodes, "headers": job.headers, "snapshot": job_snapshot(job),
-        "network": {"name": job.network.name, "has_wdl": job.network.has_wdl,
-                    "has_policy": job.network.has_policy, "has_attention": job.network.has_attention,
+        "network": {"name": job.network.name, "has_wdl": caps.wdl, "has_policy": caps.policy,
+                    "has_attention": caps.attention is not None, "attention": caps.attention,
                     "untrained": job.network.is_untrained},
         "search": {"name": job.search, "budget": job.budget, "unit": SEARCHES[job.search].budget_unit
                    if job.search in SEARCHES else ""},
@@ -149,20 +151,18 @@ def job_cancel(request: HttpRequest, job_id: str) -> HttpResponse:
 def attention(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse:
     """One layer of a node's attention maps; 202 while a worker computes them."""
     job = _get_job(job_id)
-    if not job.network.has_attention:
+    shape = job.network.caps.attention  # (layers, heads), or None
+    if shape is None:
         return JsonResponse({"error": f"{job.network.name} has no attention maps."}, status=404)
     if not 0 <= node_id < len(job.nodes):
         return JsonResponse({"error": f"This analysis has no position {node_id}."}, status=404)
-    key = job.nodes[node_id].get("key")
-    if not key:
-        return JsonResponse({"error": "The analysis has not started yet; try again in a moment."}, status=409)
+    key = job.nodes[node_id].get("key") or job.network.position_key(node_boards(job.nodes)[node_id])
     try:
         layer = int(request.GET.get("layer", "0"))
     except ValueError:
         return JsonResponse({"error": "layer must be a number."}, status=400)
-    layers = job.network.config.get("layers")
-    if isinstance(layers, int) and not 0 <= layer < layers:  # refuse before queueing any work
-        return JsonResponse({"error": f"layer must be between 0 and {layers - 1}."}, status=400)
+    if not 0 <= layer < shape[0]:  # refuse before queueing any work
+        return JsonResponse({"error": f"layer must be between 0 and {shape[0] - 1}."}, status=400)
     entry = AttentionMap.objects.filter(position_key=key, network_checksum=job.network.checksum).first()
     retry = entry is not None and entry.status == AttentionMap.Status.FAILED and request.GET.get("retry") == "1"
     if entry is None or retry:  # new work for a worker: within the limits only

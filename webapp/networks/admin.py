@@ -55,6 +55,7 @@ class NetworkUploadForm(forms.ModelForm):
             network.checksum, network.size_bytes = self.checksum, self.cleaned_data["file"].size
             network.kind, network.family, network.preset, network.config = Network.Kind.CHECKPOINT, "", "", {}
             network.parameters, network.trained, network.provenance, network.metrics = 0, False, {}, {}
+            network.input_encoding, network.capabilities = "", {}
             network.status, network.status_message = Network.Status.CHECKING, ""
         if network.is_default:
             Network.objects.exclude(pk=network.pk).update(is_default=False)
@@ -84,7 +85,7 @@ class NetworkAdmin(admin.ModelAdmin):
     list_filter = ["status", "kind", "trained", "active", "queue"]
     search_fields = ["name", "checksum"]
     readonly_fields = ["status", "status_message", "kind", "family", "preset", "checksum", "size_bytes", "parameters",
-                       "trained", "config", "provenance", "metrics", "has_policy", "has_wdl", "has_attention",
+                       "trained", "config", "input_encoding", "capabilities", "provenance", "metrics",
                        "created_at"]
     actions = ["check_again"]
 

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import chess
 from django.db import models
+
+from analysis.encoding import get_encoding
+from analysis.evaluator import Capabilities, MaterialEvaluator, key_digest
 
 from webapp.networks.value_sanity import ValueSanity, read_value_sanity
 
@@ -51,9 +55,11 @@ class Network(models.Model):
     card = models.TextField(blank=True, help_text="Model card (markdown)")
     provenance = models.JSONField(default=dict, blank=True)
     metrics = models.JSONField(default=dict, blank=True)
-    has_policy = models.BooleanField(default=True)
-    has_wdl = models.BooleanField(default=True)
-    has_attention = models.BooleanField(default=True)
+    input_encoding = models.CharField(max_length=64, blank=True,
+                                      help_text="The board encoding the checkpoint was trained on (analysis.encoding)")
+    capabilities = models.JSONField(default=dict, blank=True,
+                                    help_text="What its outputs offer: policy, value, WDL, action values, "
+                                              "attention [layers, heads] (analysis.evaluator.Capabilities)")
     queue = models.CharField(max_length=8, choices=Queue.choices, default=Queue.CPU,
                              help_text="Celery queue whose workers run this network")
     active = models.BooleanField(default=True, help_text="Offered on the home page")
@@ -80,6 +86,17 @@ class Network(models.Model):
     def value_sanity(self) -> ValueSanity:
         """The value sanity suite's verdict from the checkpoint's metrics (flagged until passed)."""
         return read_value_sanity(self.metrics, is_network=self.kind == self.Kind.CHECKPOINT)
+
+    @property
+    def caps(self) -> Capabilities:
+        return Capabilities.from_dict(self.capabilities or {})
+
+    def position_key(self, board: chess.Board) -> str:
+        """The key of what this network sees at ``board``, from the board alone: equal to the
+        digest of its evaluator's ``cache_key``, so a job's keys are set when it is created."""
+        if self.kind == self.Kind.MATERIAL:
+            return key_digest(MaterialEvaluator.cache_key(board))
+        return key_digest(get_encoding(self.input_encoding).position_key(board))
 
     @property
     def path(self) -> Path | None:

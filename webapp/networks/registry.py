@@ -17,6 +17,8 @@ from django.core.files import File
 from django.db import transaction
 
 from analysis.checkpoint import CheckpointError, file_sha256, load_checkpoint
+from analysis.evaluator import MaterialEvaluator
+from analysis.models import get_family
 from analysis.probe import probe_network
 from webapp.networks.models import Network
 
@@ -34,6 +36,8 @@ class CheckpointFacts:
     family: str
     preset: str
     config: dict
+    input_encoding: str
+    capabilities: dict  # Capabilities.to_dict()
     parameters: int
     trained: bool
     provenance: dict
@@ -44,23 +48,14 @@ def inspect_checkpoint(path: Path) -> CheckpointFacts:
     """Load the checkpoint and probe it (raises ``CheckpointError`` with the reason); describe it."""
     model, meta = load_checkpoint(path)
     probe_network(model, meta, str(path))
+    family = get_family(meta.family)
     parameters = sum(p.numel() for p in model.parameters())
     return CheckpointFacts(
         checksum=file_sha256(path), size_bytes=path.stat().st_size, family=meta.family,
-        preset=_preset_name(meta.family, meta.config), config=meta.config, parameters=parameters,
+        preset=family.preset_name(meta.config), config=meta.config, input_encoding=meta.input_encoding,
+        capabilities=family.capabilities(model.config).to_dict(), parameters=parameters,
         trained=meta.trained, provenance=meta.provenance, metrics=meta.metrics,
     )
-
-
-def _preset_name(family: str, config: dict) -> str:
-    if family != "chessformer":
-        return ""
-    from analysis.models.chessformer import PRESETS
-
-    for name, preset in PRESETS.items():
-        if preset.to_dict() == config:
-            return name
-    return "custom"
 
 
 def default_card(facts: CheckpointFacts, name: str) -> str:
@@ -83,11 +78,12 @@ def apply_facts(network: Network, facts: CheckpointFacts) -> None:
     network.family = facts.family
     network.preset = facts.preset
     network.config = facts.config
+    network.input_encoding = facts.input_encoding
+    network.capabilities = facts.capabilities
     network.parameters = facts.parameters
     network.trained = facts.trained
     network.provenance = facts.provenance
     network.metrics = facts.metrics
-    network.has_policy = network.has_wdl = network.has_attention = facts.family == "chessformer"
 
 
 @transaction.atomic
@@ -99,6 +95,7 @@ def register_checkpoint(path: Path, name: str, *, card: str | None = None, is_de
     existing = Network.objects.filter(checksum=facts.checksum).first()
     if existing is not None:
         network = existing
+        apply_facts(network, facts)  # rows made by an older version learn what this one records
     else:
         if Network.objects.filter(name=name).exists():
             raise CheckpointError(f"a different network is already registered as {name!r}")
@@ -140,8 +137,8 @@ def check_network(network_id: int) -> str:
 
 
 # What a check learns from the file (besides the checksum the upload recorded).
-_FACT_FIELDS = ("kind", "size_bytes", "family", "preset", "config", "parameters", "trained", "provenance",
-                "metrics", "has_policy", "has_wdl", "has_attention", "card")
+_FACT_FIELDS = ("kind", "size_bytes", "family", "preset", "config", "input_encoding", "capabilities", "parameters",
+                "trained", "provenance", "metrics", "card")
 
 
 def _finish_check(network: Network, status: str, message: str, fields: tuple[str, ...] = ()) -> str:
@@ -158,7 +155,7 @@ def ensure_material_network() -> Network:
         checksum=MATERIAL_CHECKSUM,
         defaults=dict(name="material", kind=Network.Kind.MATERIAL, family="material", trained=False,
                       status=Network.Status.READY,
-                      has_policy=False, has_wdl=False, has_attention=False, queue=Network.Queue.CPU,
+                      capabilities=MaterialEvaluator.capabilities.to_dict(), queue=Network.Queue.CPU,
                       card="# material\n\nNot a network: the material balance (P=1, N=B=3, R=5, Q=9) "
                            "mapped to an expected score with the ChessBench win% curve, and a "
                            "uniform policy. A baseline for comparison."),

@@ -7,14 +7,14 @@ from pathlib import Path
 
 from django.conf import settings
 
+from analysis.models import DEFAULT_FAMILY, get_family
 from webapp.networks.models import Network
 from webapp.networks.registry import ensure_material_network, register_checkpoint
 
 log = logging.getLogger(__name__)
 
-# Preferred default among shipped networks, best first.
-PREFERRED = ("cf-small", "cf-6m", "cf-tiny")
-STAND_IN_NAME = "cf-small-untrained"
+STAND_IN_FAMILY = get_family(DEFAULT_FAMILY)
+STAND_IN_NAME = f"{STAND_IN_FAMILY.default_preset}-untrained"
 
 
 def _card_for(path: Path) -> str | None:
@@ -40,10 +40,16 @@ def register_shipped(weights_dir: Path | None = None, var_dir: Path | None = Non
     else:
         shipped.append(_stand_in(var_dir))
     candidates = trained or shipped
-    default = min(candidates, key=lambda n: PREFERRED.index(n.preset) if n.preset in PREFERRED else len(PREFERRED))
+    default = min(candidates, key=_preference)
     Network.objects.exclude(pk=default.pk).update(is_default=False)
     Network.objects.filter(pk=default.pk).update(is_default=True)
     return registered + shipped
+
+
+def _preference(network: Network) -> int:
+    """Lower is preferred: the place of its preset in its family's ``preferred_presets``."""
+    preferred = list(get_family(network.family).preferred_presets)
+    return preferred.index(network.preset) if network.preset in preferred else len(preferred)
 
 
 def _retire_if_replaced(path: Path) -> None:
@@ -62,21 +68,22 @@ def _retire_if_replaced(path: Path) -> None:
 
 
 def _stand_in(var_dir: Path) -> Network:
-    """An untrained cf-small (seed 0), so the site works before trained weights exist."""
+    """An untrained network of the default family's default preset (seed 0), so the site works
+    before trained weights exist."""
     existing = Network.objects.filter(name=STAND_IN_NAME).first()
     if existing is not None and existing.path and existing.path.is_file():
         return existing
     import torch
 
     from analysis.checkpoint import save_checkpoint
-    from analysis.models.chessformer import PRESETS, Chessformer
 
     torch.manual_seed(0)
     path = var_dir / "networks" / f"{STAND_IN_NAME}.safetensors"
-    save_checkpoint(path, Chessformer(PRESETS["cf-small"]), trained=False,
+    model = STAND_IN_FAMILY.build(STAND_IN_FAMILY.presets[STAND_IN_FAMILY.default_preset])
+    save_checkpoint(path, model, trained=False,
                     provenance={"source": "manage.py serve: random initialisation (seed 0), no training",
                                 "reason": "no trained checkpoint in weights/ yet"})
-    card = ("# cf-small-untrained\n\n**UNTRAINED**: random weights (seed 0), registered because weights/ holds "
+    card = (f"# {STAND_IN_NAME}\n\n**UNTRAINED**: random weights (seed 0), registered because weights/ holds "
             "no trained checkpoint yet. Its evaluations, policies and attention maps mean nothing; it exists "
             "so the site can be exercised end to end.")
     log.warning("no trained network in %s: registering the UNTRAINED stand-in %s", settings.SIGHTLINE_WEIGHTS_DIR,

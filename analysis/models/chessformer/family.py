@@ -26,4 +26,6 @@ FAMILY = ModelFamily(
     decode=decode,
     loss_weights=ChessformerLossWeights,
     losses=chessformer_losses,
+    default_preset="cf-small",
+    preferred_presets=("cf-small", "cf-6m", "cf-tiny"),
 )

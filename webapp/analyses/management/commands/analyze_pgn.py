@@ -61,7 +61,7 @@ class Command(BaseCommand):
         if not spec.budget_min <= budget <= spec.budget_max:
             raise CommandError(f"budget {budget} is out of range for {spec.name}: "
                                f"{spec.budget_min} to {spec.budget_max} {spec.budget_unit}")
-        if spec.needs_policy and not network.has_policy:
+        if spec.needs_policy and not network.caps.policy:
             raise CommandError(f"the {spec.name} search needs a policy head; {network.name} has none")
         job = create_job(tree, network, spec.name, budget, dispatch=False)
         evals: dict[int, dict] = {}
