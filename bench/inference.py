@@ -27,7 +27,7 @@ from torch.utils.flop_counter import FlopCounterMode
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from analysis.encoding import encode_tokens  # noqa: E402
-from analysis.inference import ChessformerEvaluator  # noqa: E402
+from analysis.inference import TorchEvaluator  # noqa: E402
 from analysis.models.chessformer import PRESETS, Chessformer, parameter_count  # noqa: E402
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
@@ -95,7 +95,7 @@ def main() -> None:
     print(f"dense {args.matmul_size}^3 matmul: {peak / 1e9:,.1f} GFLOP/s (the MFU denominator)")
 
     boards = random_boards(max(args.batches))
-    evaluator = ChessformerEvaluator(model, device=device)
+    evaluator = TorchEvaluator(model, device=device)
     print(f"{'batch':>6} {'net pos/s':>11} {'end-to-end pos/s':>17} {'GFLOP/pos':>10} {'MFU':>6}")
     for batch in args.batches:
         tokens = torch.from_numpy(encode_tokens(boards[:batch])).to(device, dtype)

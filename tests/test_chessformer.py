@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from analysis.encoding import encode_tokens
-from analysis.inference import ChessformerEvaluator
+from analysis.inference import TorchEvaluator
 from analysis.models.chessformer import (
     CONFIG_LIMITS, PRESETS, Chessformer, ChessformerConfig, SelfAttention, displacement_index, parameter_count,
     preset,
@@ -87,7 +87,7 @@ def test_every_position_representation_runs_and_learns_positions(position):
 
 def test_attention_rows_sum_to_one_and_shape():
     torch.manual_seed(0)
-    evaluator = ChessformerEvaluator(Chessformer(PRESETS["cf-tiny"]), device="cpu")
+    evaluator = TorchEvaluator(Chessformer(PRESETS["cf-tiny"]), device="cpu")
     ev = evaluator.evaluate([chess.Board(SICILIAN)], attention=True)[0]
     assert ev.attention.shape == (2, 4, 64, 64)
     np.testing.assert_allclose(ev.attention.sum(-1), 1.0, atol=1e-5)
@@ -98,7 +98,7 @@ def test_black_attention_is_the_mirror_of_the_mirrored_position():
     model = Chessformer(PRESETS["cf-tiny"])
     with torch.no_grad():
         model.embed.weight[:, 108] = 0  # ignore the side-to-move plane: both boards then look identical
-    evaluator = ChessformerEvaluator(model, device="cpu")
+    evaluator = TorchEvaluator(model, device="cpu")
     black = chess.Board(SICILIAN)
     white = black.mirror()
     assert black.turn == chess.BLACK and white.turn == chess.WHITE
@@ -115,7 +115,7 @@ def test_black_attention_is_the_mirror_of_the_mirrored_position():
 
 def test_policy_covers_legal_moves_only():
     torch.manual_seed(0)
-    evaluator = ChessformerEvaluator(Chessformer(PRESETS["cf-tiny"]), device="cpu")
+    evaluator = TorchEvaluator(Chessformer(PRESETS["cf-tiny"]), device="cpu")
     boards = [chess.Board(), chess.Board(SICILIAN), chess.Board("4k3/P7/8/8/8/8/8/4K3 w - - 0 1"),
               chess.Board("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1")]  # the last is stalemate
     evaluations = evaluator.evaluate(boards)
@@ -132,7 +132,7 @@ def test_policy_covers_legal_moves_only():
 
 def test_temperature_flattens_the_policy():
     torch.manual_seed(0)
-    evaluator = ChessformerEvaluator(Chessformer(PRESETS["cf-tiny"]), device="cpu")
+    evaluator = TorchEvaluator(Chessformer(PRESETS["cf-tiny"]), device="cpu")
     board = chess.Board(SICILIAN)
     sharp, flat = evaluator.evaluate([board], temperature=0.5)[0], evaluator.evaluate([board], temperature=4.0)[0]
     assert max(sharp.policy.values()) > max(flat.policy.values())
@@ -140,7 +140,7 @@ def test_temperature_flattens_the_policy():
 
 def test_batch_results_match_single_evaluations():
     torch.manual_seed(0)
-    evaluator = ChessformerEvaluator(Chessformer(PRESETS["cf-tiny"]), device="cpu")
+    evaluator = TorchEvaluator(Chessformer(PRESETS["cf-tiny"]), device="cpu")
     boards = [chess.Board(), chess.Board(SICILIAN)]
     together = evaluator.evaluate(boards)
     for board, ev in zip(boards, together):

@@ -9,7 +9,7 @@ import chess
 import numpy as np
 import pytest
 
-from analysis.evaluator import Evaluation, MaterialEvaluator, centipawns_to_score
+from analysis.evaluator import Capabilities, Evaluation, MaterialEvaluator, centipawns_to_score
 from analysis.search import Budget, GumbelMuZero, GumbelSettings
 from analysis.search.gumbel import considered_visit_sequence, halving_levels
 
@@ -21,9 +21,7 @@ class ScriptedEvaluator:
     """Known values for chosen positions, a chosen root policy; uniform elsewhere."""
 
     name = "scripted"
-    has_policy = True
-    has_wdl = False
-    has_attention = False
+    capabilities = Capabilities(policy=True, value=True, wdl=False)
 
     def __init__(self, values: dict[str, float], root_fen: str, root_policy: dict[chess.Move, float]):
         self.values = values

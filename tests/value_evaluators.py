@@ -7,16 +7,14 @@ from typing import Callable, Hashable, Sequence
 import chess
 
 from analysis.data.sources import has_mate_in_one
-from analysis.evaluator import Evaluation, MaterialEvaluator
+from analysis.evaluator import Capabilities, Evaluation, MaterialEvaluator
 
 
 class ScoreEvaluator:
     """Scores each board with ``score(board)`` (side to move's expected score); uniform policy."""
 
     name = "hand-made"
-    has_policy = False
-    has_wdl = False
-    has_attention = False
+    capabilities = Capabilities(policy=False, value=True, wdl=False)
 
     def __init__(self, score: Callable[[chess.Board], float]):
         self.score = score

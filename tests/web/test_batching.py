@@ -66,7 +66,7 @@ def test_alone_it_is_a_pass_through():
     boards = positions(4, 0)
     assert [e.score for e in shared.evaluate(boards)] == [e.score for e in MaterialEvaluator().evaluate(boards)]
     assert inner.batches == [4] and shared.evaluate([]) == []
-    assert shared.name == "material" and not shared.has_policy  # attributes come from the wrapped evaluator
+    assert shared.name == "material" and not shared.capabilities.policy  # attributes come from the wrapped evaluator
 
 
 def test_a_failure_reaches_every_caller_in_the_pass():

@@ -39,7 +39,7 @@ def test_registration_is_idempotent_per_checksum(tiny_network, tiny_checkpoint):
 
 
 def test_material_baseline_is_not_called_untrained(material_network):
-    assert not material_network.is_untrained and not material_network.has_policy
+    assert not material_network.is_untrained and not material_network.caps.policy
 
 
 def test_position_results_are_unique_per_key_network_and_settings(material_network):

@@ -51,6 +51,8 @@ def test_an_upload_is_checking_and_not_offered_until_a_worker_marks_it_ready(
     assert tasks.check_network.run(network.pk) == Network.Status.READY
     network.refresh_from_db()
     assert network.family == "chessformer" and network.preset == "cf-tiny" and network.parameters > 0
+    assert network.caps.attention == (2, 4) and network.caps.policy and not network.caps.action_values
+    assert network.input_encoding == "lc0/INPUT_CLASSICAL_112_PLANE"
     assert network.is_untrained and "UNTRAINED" in network.card and network.status_message == ""
     assert 'value="uploaded"' in client.get("/").content.decode()
     assert tasks.check_network.run(network.pk) == "not checking"  # a redelivered check does nothing
@@ -82,6 +84,15 @@ def nan_checkpoint(folder: Path) -> bytes:
     (lambda ckpt, tmp: b"PK\x03\x04" + b"\x00" * 64, "pickled PyTorch file"),
     (lambda ckpt, tmp: rewritten(ckpt, tmp, config=json.dumps(dict(PRESETS["cf-tiny"].to_dict(), layers=1000))),
      "bad chessformer config: layers 1000 is over the limit of 64"),
+    # Issue 10's bad input: an unknown family, an encoding the family does not accept, a config
+    # that does not fit its type, and one that fits but does not match the tensors.
+    (lambda ckpt, tmp: rewritten(ckpt, tmp, family="alphazero"), "unknown model family 'alphazero'"),
+    (lambda ckpt, tmp: rewritten(ckpt, tmp, input_encoding="chessbench/fen-77"),
+     "input encoding 'chessbench/fen-77' is not one chessformer accepts"),
+    (lambda ckpt, tmp: rewritten(ckpt, tmp, config=json.dumps(dict(PRESETS["cf-tiny"].to_dict(), depth=3))),
+     "bad chessformer config: "),
+    (lambda ckpt, tmp: rewritten(ckpt, tmp, config=json.dumps(dict(PRESETS["cf-tiny"].to_dict(), layers=3))),
+     "tensors do not match the chessformer config: missing layers.2."),
     (lambda ckpt, tmp: nan_checkpoint(tmp), "the network gave non-finite output (wdl, q, q_err, st, st_err, "
                                             "attention, policy) for the position rnbqkbnr/pppppppp/8/8/8/8/"),
 ])

@@ -8,7 +8,7 @@ import torch
 from django.db import IntegrityError, connection, transaction
 
 from analysis.checkpoint import load_checkpoint
-from analysis.inference import ChessformerEvaluator
+from analysis.inference import TorchEvaluator
 from tests.web.conftest import SHORT_GAME
 from webapp.analyses.gameinput import parse_pgn
 from webapp.analyses.jobs import create_job
@@ -19,12 +19,12 @@ from workers.pipeline import JobRun, NonFiniteResult, store_results
 pytestmark = pytest.mark.django_db
 
 
-def nan_evaluator(checkpoint: Path) -> ChessformerEvaluator:
+def nan_evaluator(checkpoint: Path) -> TorchEvaluator:
     model, _ = load_checkpoint(checkpoint)
     with torch.no_grad():
         for parameter in model.parameters():
             parameter.fill_(math.nan)
-    return ChessformerEvaluator(model, device="cpu", name="all-nan")
+    return TorchEvaluator(model, device="cpu", name="all-nan")
 
 
 def run(job, evaluator):

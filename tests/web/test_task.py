@@ -13,10 +13,11 @@ from tests.web.conftest import OPERA_GAME, SHORT_GAME
 from webapp.analyses.attention import dequantise, encode_maps
 from webapp.analyses.gameinput import parse_pgn
 from webapp.analyses.jobs import create_job
+from webapp.analyses.keys import node_boards
 from webapp.analyses.models import AnalysisJob, AttentionMap, PositionResult
 from workers import tasks
 from workers.model_cache import ModelCache
-from workers.pipeline import JobRun, _boards
+from workers.pipeline import JobRun
 
 pytestmark = pytest.mark.django_db
 
@@ -28,7 +29,7 @@ class Counting:
         self.inner = inner
         self.positions = 0
         self.calls = 0
-        for name in ("name", "has_policy", "has_wdl", "has_attention"):
+        for name in ("name", "capabilities"):
             setattr(self, name, getattr(inner, name))
 
     def evaluate(self, boards, **kwargs):
@@ -93,7 +94,7 @@ def test_policy_search_reuses_the_evaluations(tiny_network):
     assert finished.status == "done" and finished.searched == 9
     # The two evaluation batches evaluate the game's 9 positions; the searches none of them again
     # (later batches are the move judgements' best-move successors: see test_judgements).
-    game = [counting.cache_key(b) for b in _boards(finished.nodes)]
+    game = [counting.cache_key(b) for b in node_boards(finished.nodes)]
     assert counting.keys[:9] == game and not set(counting.keys[9:]) & set(game)
 
 
