@@ -58,11 +58,12 @@ def load(model: str | None, device: str | None):
     import torch
 
     from analysis.checkpoint import save_checkpoint
-    from analysis.models.chessformer import PRESETS, Chessformer
+    from analysis.models import get_family
 
     torch.manual_seed(0)
+    family = get_family("chessformer")  # the speed of the searches, on the family the site ships
     path = Path(tempfile.mkdtemp()) / "cf-tiny-untrained.safetensors"
-    save_checkpoint(path, Chessformer(PRESETS["cf-tiny"]), trained=False,
+    save_checkpoint(path, family.build(family.presets["cf-tiny"]), trained=False,
                     provenance={"source": "bench/search.py: random init, speed only"})
     return load_evaluator(path, device=device), "cf-tiny (untrained, speed only)"
 
