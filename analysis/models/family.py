@@ -15,7 +15,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from analysis.encoding import Encoding
 from analysis.evaluator import Capabilities, Evaluation
 
 __all__ = ["Capabilities", "ModelFamily", "logits_softmax"]
