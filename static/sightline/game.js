@@ -7,6 +7,19 @@ const MAX_ARROWS = 5, ARROW_MIN = 0.04;
 
 const whiteToMove = (node) => node.fen.split(" ")[1] === "w";
 const fmtPct = (p) => (100 * p).toFixed(p < 0.1 ? 1 : 0) + "%";
+// The PGN's own move and position assessments (NAGs), as PGN readers show them.
+const NAG_GLYPHS = { 1: "!", 2: "?", 3: "!!", 4: "??", 5: "!?", 6: "?!", 7: "□", 10: "=", 13: "∞", 14: "⩲", 15: "⩱",
+  16: "±", 17: "∓", 18: "+−", 19: "−+", 22: "⨀", 23: "⨀", 32: "⟳", 33: "⟳", 36: "→", 37: "→", 40: "↑", 41: "↑",
+  132: "⇆", 133: "⇆", 146: "N" };
+const nagText = (nags) => (nags || []).map((n) => NAG_GLYPHS[n] || `$${n}`).join("");
+// Comments keep their [%eval ...] / [%clk ...] commands when stored and exported; the list shows the words.
+const commentText = (text) => (text || "").replace(/\[%[^\]]*\]/g, "").trim();
+const commentSpan = (text, extra = "") => {
+  const span = document.createElement("span");
+  span.className = `comment ${extra}`.trim();
+  span.textContent = text;
+  return span;
+};
 const fmtNum = (n) => (n >= 1e6 ? (n / 1e6).toFixed(1) + "M" : n >= 1e4 ? (n / 1e3).toFixed(0) + "k" : String(n));
 
 export function startGamePage(page) {
@@ -215,7 +228,8 @@ class GamePage {
     const box = document.getElementById("moves");
     box.replaceChildren();
     const root = this.nodes[0];
-    if (!root.children.length) { box.innerHTML = '<p class="muted">A single position (no moves).</p>'; return; }
+    if (commentText(root.comment)) box.appendChild(commentSpan(commentText(root.comment), "game-comment"));
+    if (!root.children.length) { box.insertAdjacentHTML("beforeend", '<p class="muted">A single position (no moves).</p>'); return; }
     box.appendChild(this.renderLine(root.children[0], true, true));
     this.markAll();
   }
@@ -230,9 +244,12 @@ class GamePage {
       const span = document.createElement("span");
       span.className = "move";
       span.dataset.node = cur;
-      span.innerHTML = `<span class="num">${this.moveLabel(node, force)}</span><span class="san">${node.san}</span><span class="glyph"></span>`;
+      span.innerHTML = `<span class="num">${this.moveLabel(node, force)}</span><span class="san">${node.san}</span><span class="nag"></span><span class="glyph"></span>`;
+      span.querySelector(".nag").textContent = nagText(node.nags);
+      if (commentText(node.starting_comment)) line.appendChild(commentSpan(commentText(node.starting_comment)));
       line.appendChild(span);
       force = false;
+      if (commentText(node.comment)) { line.appendChild(commentSpan(commentText(node.comment))); force = true; }
       const siblings = node.parent === null ? [] : this.nodes[node.parent].children;
       if (siblings[0] === cur && siblings.length > 1) {
         for (const alt of siblings.slice(1)) line.appendChild(this.renderLine(alt, false, true));
@@ -261,7 +278,7 @@ class GamePage {
     const marks = {};
     if (node.uci) { marks[squareIndex(node.uci.slice(0, 2))] = "lastmove"; marks[squareIndex(node.uci.slice(2, 4))] = "lastmove"; }
     this.board.setMarks(marks);
-    const title = node.parent === null ? "Start position" : `${this.moveLabel(node, true)}${node.san}`;
+    const title = node.parent === null ? this.page.root_label : `${this.moveLabel(node, true)}${node.san}${nagText(node.nags)}`;
     document.getElementById("ply-title").textContent = title;
     const j = this.judgement(id);
     const jEl = document.getElementById("ply-judgement");

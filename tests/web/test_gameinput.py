@@ -107,3 +107,26 @@ def test_finished_positions_carry_the_rules_result():
     assert stalemate.as_dict()["outcome"] == {"result": "1/2-1/2", "termination": "stalemate"}
     bare_kings = parse_fen("8/8/4k3/8/8/3K4/8/8 w - - 0 1").nodes[0]
     assert bare_kings.outcome["termination"] == "insufficient material"
+
+
+def test_tags_on_one_line_are_read():
+    text = '[Event "Club] [Cup"] [Site "Here"] [White "Ann"] [Black "B"]\n[Result "*"]\n\n1. e4 e5 *\n'
+    tree = parse_pgn(text)
+    assert tree.headers["Event"] == "Club] [Cup" and tree.headers["Site"] == "Here"
+    assert tree.headers["White"] == "Ann" and tree.headers["Black"] == "B"
+    assert [n.san for n in tree.nodes[1:]] == ["e4", "e5"]
+
+
+def test_error_lines_count_the_lines_as_written_when_tags_share_a_line():
+    with pytest.raises(GameInputError, match="^Line 4: 'nf3'"):
+        parse_pgn('[Event "x"] [Site "y"] [Round "1"]\n\n1. e4 e5\n2. nf3 *')
+
+
+def test_comments_and_nags_are_kept_with_the_nodes():
+    tree = parse_pgn('{Opening remark} 1. e4! {Best by test} $1 e5 ( {Instead} 1... c5 $5 {Sicilian} ) 2. Nf3?? *')
+    nodes = {n["san"]: n for n in tree.as_dicts()}
+    assert nodes[None]["comment"] == "Opening remark"
+    assert nodes["e4"]["comment"] == "Best by test" and nodes["e4"]["nags"] == [1]
+    assert nodes["c5"]["starting_comment"] == "Instead" and nodes["c5"]["comment"] == "Sicilian"
+    assert nodes["c5"]["nags"] == [5] and nodes["Nf3"]["nags"] == [4]
+    assert "comment" not in nodes["e5"] and "nags" not in nodes["e5"]

@@ -52,7 +52,7 @@ def test_position_results_are_unique_per_key_network_and_settings(material_netwo
 def test_job_defaults(material_network):
     job = AnalysisJob.objects.create(network=material_network, search="value", start_fen="x", headers={})
     assert job.status == "queued" and not job.finished and job.search_settings_key == "value:1"
-    assert job.title == "Position x"
+    assert job.title == "Position, White to move"
 
 
 def _upload(name: str, data: bytes):
@@ -95,3 +95,17 @@ def test_job_titles(material_network):
     assert create_job(parse_pgn("1. e4 e5 *"), material_network, "value", 1, dispatch=False).title == "Game, 2 plies"
     named = create_job(parse_pgn('[White "Anna"]\n\n1. e4 *'), material_network, "value", 1, dispatch=False)
     assert named.title == "Anna - ?"
+
+
+def test_fen_job_title_is_short_and_its_root_is_not_the_start(material_network):
+    from webapp.analyses.gameinput import parse_fen, parse_pgn
+    from webapp.analyses.jobs import create_job
+
+    fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 3 3"
+    job = create_job(parse_fen(fen), material_network, "value", 1, dispatch=False)
+    assert job.title == "Position, Black to move" and fen not in job.title
+    assert job.root_label == "Set-up position (Black to move)"
+    game = create_job(parse_pgn("1. e4 {good} $1 *"), material_network, "value", 1, dispatch=False)
+    assert game.root_label == "Start position"
+    game.refresh_from_db()
+    assert game.nodes[1]["comment"] == "good" and game.nodes[1]["nags"] == [1]

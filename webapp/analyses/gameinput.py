@@ -55,6 +55,31 @@ def _mark_extra_blank_lines(text: str) -> str:
     return _EXTRA_BLANKS_AFTER_TAGS.sub(lambda m: m.group(1) + "%\n" * m.group(2).count("\n"), text)
 
 
+# Several tag pairs on one line (``[Event "x"] [Site "y"]``): PGN readers take one tag per line,
+# and python-chess read such a line as one Event tag holding the rest. Each pair gets its own line.
+_TAG_PAIR = r'\[\s*[A-Za-z0-9][A-Za-z0-9_+#=:-]*\s+"(?:[^"\\\n]|\\.)*"\s*\]'
+_TAG_LINE = re.compile(rf"^[ \t]*(?:{_TAG_PAIR}[ \t]*){{2,}}$", re.MULTILINE)
+_ONE_TAG = re.compile(_TAG_PAIR)
+
+
+def _split_tag_lines(text: str) -> tuple[str, list[int]]:
+    """``text`` with one tag pair per line, and the offsets of the line breaks added (for line numbers)."""
+    out, added, pos = [], [], 0
+    for match in _TAG_LINE.finditer(text):
+        out.append(text[pos:match.start()])
+        length = sum(map(len, out))
+        for i, tag in enumerate(_ONE_TAG.findall(match.group(0))):
+            if i:
+                added.append(length)
+                out.append("\n")
+                length += 1
+            out.append(tag)
+            length += len(tag)
+        pos = match.end()
+    out.append(text[pos:])
+    return "".join(out), added
+
+
 class GameInputError(ValueError):
     """Input that cannot be analysed; ``str(error)`` is shown to the user."""
 
@@ -103,10 +128,20 @@ class Node:
     # Set where the game is over on the board: {"result": "1-0", "termination": "checkmate"}.
     # The page shows the exact result there; a network's value of such a position is noise.
     outcome: dict | None = None
+    # The PGN's own annotations, kept so the page shows them and the export writes them back:
+    # the comment after the move (or the game's opening comment at the root), the comment before
+    # a variation's first move, and the move's NAGs ($1 "!", $2 "?", ...).
+    comment: str = ""
+    starting_comment: str = ""
+    nags: list[int] = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        return {"id": self.id, "parent": self.parent, "ply": self.ply, "san": self.san, "uci": self.uci,
-                "fen": self.fen, "children": list(self.children), "main": self.mainline, "outcome": self.outcome}
+        out = {"id": self.id, "parent": self.parent, "ply": self.ply, "san": self.san, "uci": self.uci,
+               "fen": self.fen, "children": list(self.children), "main": self.mainline, "outcome": self.outcome}
+        for name in ("comment", "starting_comment", "nags"):  # only where the PGN has them: nodes travel in every snapshot
+            if getattr(self, name):
+                out[name] = getattr(self, name)
+        return out
 
 
 def board_outcome(board: chess.Board) -> dict | None:
@@ -230,7 +265,7 @@ def parse_pgn(text: str, game_index: int | None = None) -> GameTree:
         raise GameInputError("This is not PGN: the text contains NUL bytes (a binary file?).")
     if looks_like_fen(text):
         return parse_fen(text)
-    text = _mark_extra_blank_lines(text)
+    text, added = _split_tag_lines(_mark_extra_blank_lines(text))
     games = list_games(text) if _TAG_RE.search(text) else []
     if len(games) > 1 and game_index is None:
         raise MultipleGames(games)
@@ -248,28 +283,29 @@ def parse_pgn(text: str, game_index: int | None = None) -> GameTree:
             raise GameInputError(f"This is not PGN: no tag pairs and no legal first move (found {first!r}).") from exc
         # Unreadable text before the failing move explains the failure better than the move does.
         failed_at = text.rfind(exc.san, start, handle.tell())
-        _check_movetext(text, start, failed_at if failed_at >= 0 else handle.tell())
+        _check_movetext(text, start, failed_at if failed_at >= 0 else handle.tell(), added)
         raise
     if game is None:
         raise GameInputError("This is not PGN: no game found in the text.")
     end = handle.tell()
     if not game.variations and not _TAG_RE.search(text):
         raise GameInputError("This is not PGN: no tag pairs and no moves found.")
-    _check_movetext(text, start, end)
+    _check_movetext(text, start, end, added)
     rest = text[end:]
     if len(games) <= 1 and rest.strip():
-        line = _line_of(text, end + len(rest) - len(rest.lstrip()))
+        line = _line_of(text, end + len(rest) - len(rest.lstrip()), added)
         raise GameInputError(
             f"The text from line {line} on was not read ({' '.join(rest.split())[:40]!r}): in PGN a blank "
             f"line ends the game, so remove blank lines between moves.")
     return _tree_from_game(game, text)
 
 
-def _line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
+def _line_of(text: str, offset: int, added: list[int]) -> int:
+    """The line in the text as the user wrote it (``added``: line breaks that ``_split_tag_lines`` put in)."""
+    return text.count("\n", 0, offset) + 1 - sum(1 for at in added if at < offset)
 
 
-def _check_movetext(text: str, start: int, end: int) -> None:
+def _check_movetext(text: str, start: int, end: int, added: list[int]) -> None:
     """Reject characters python-chess would skip silently in the game's text[start:end]."""
     pos = start
     # Tag pairs, blank lines and escape/comment lines come before the moves.
@@ -284,7 +320,7 @@ def _check_movetext(text: str, start: int, end: int) -> None:
         match = _MOVETEXT_TOKEN.match(text, pos, end)
         if match is None or match.end() == pos:
             token = text[pos:end].split(None, 1)[0][:40]
-            line = _line_of(text, pos)
+            line = _line_of(text, pos, added)
             if token.startswith("["):
                 raise GameInputError(f"Line {line}: a tag pair inside the moves ({token!r}...); "
                                      f"separate games with a blank line.")
@@ -319,7 +355,7 @@ def _tree_from_game(game: chess.pgn.Game, text: str) -> GameTree:
     if total > MAX_PLIES:
         raise GameInputError(f"The game has {total} plies (variations included); the limit is {MAX_PLIES}.")
     nodes = [Node(id=0, parent=None, ply=board.ply(), san=None, uci=None, fen=board.fen(),
-                  outcome=board_outcome(board))]
+                  outcome=board_outcome(board), comment=game.comment)]
     pending: list[tuple[chess.pgn.GameNode, int, bool]] = []
 
     def add_line(start: chess.pgn.GameNode, parent_id: int, mainline: bool) -> None:
@@ -346,7 +382,8 @@ def _append(nodes: list[Node], game_node: chess.pgn.ChildNode, parent_id: int, m
     san = board.san(game_node.move)
     board.push(game_node.move)
     node = Node(id=len(nodes), parent=parent_id, ply=parent.ply + 1, san=san, uci=game_node.move.uci(),
-                fen=board.fen(), mainline=mainline, outcome=board_outcome(board))
+                fen=board.fen(), mainline=mainline, outcome=board_outcome(board), comment=game_node.comment,
+                starting_comment=game_node.starting_comment, nags=sorted(game_node.nags))
     nodes.append(node)
     parent.children.append(node.id)
     return node.id

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 
+import chess
 from django.db import models
 
 from webapp.networks.models import Network
@@ -60,7 +61,18 @@ class AnalysisJob(models.Model):
         if len(self.nodes) > 1:
             plies = sum(1 for node in self.nodes if node.get("main")) - 1
             return f"Game, {plies} {'ply' if plies == 1 else 'plies'}"
-        return f"Position {self.start_fen}"
+        return f"Position, {self.side_to_move_at_start} to move"
+
+    @property
+    def side_to_move_at_start(self) -> str:
+        return "Black" if self.start_fen.split()[1:2] == ["b"] else "White"
+
+    @property
+    def root_label(self) -> str:
+        """What the move list calls the first position: a set-up position is not "the start"."""
+        if self.start_fen == chess.STARTING_FEN:
+            return "Start position"
+        return f"Set-up position ({self.side_to_move_at_start} to move)"
 
     @property
     def finished(self) -> bool:

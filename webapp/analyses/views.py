@@ -108,6 +108,7 @@ def job_page(request: HttpRequest, job_id: str) -> HttpResponse:
     caps = job.network.caps
     page = {
         "id": str(job.id), "nodes": job.nodes, "headers": job.headers, "snapshot": job_snapshot(job),
+        "root_label": job.root_label,
         "network": {"name": job.network.name, "has_wdl": caps.wdl, "has_policy": caps.policy,
                     "has_attention": caps.attention is not None, "attention": caps.attention,
                     "untrained": job.network.is_untrained},
