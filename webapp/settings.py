@@ -70,9 +70,23 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_htmx",
+    "rest_framework",
+    "rest_framework.authtoken",
     "webapp.networks",
     "webapp.analyses",
+    "webapp.api",
 ]
+
+# The JSON API (webapp/api): tokens for scripts, the browser session (with Django's CSRF check)
+# for pages; JSON in and out; errors as {"error": message}.
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.TokenAuthentication",
+                                       "rest_framework.authentication.SessionAuthentication"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser", "rest_framework.parsers.FormParser",
+                               "rest_framework.parsers.MultiPartParser"],
+    "EXCEPTION_HANDLER": "webapp.api.errors.exception_handler",
+}
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",

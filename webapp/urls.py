@@ -1,7 +1,7 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 
-from webapp.analyses import views
+from webapp.analyses import sharing, views
 from webapp.networks import views as network_views
 
 urlpatterns = [
@@ -9,8 +9,9 @@ urlpatterns = [
     path("recent/", views.recent, name="recent"),
     path("jobs/<str:job_id>/", views.job_page, name="job"),
     path("jobs/<str:job_id>/cancel/", views.job_cancel, name="job_cancel"),
-    path("api/jobs/<str:job_id>/", views.job_state, name="job_state"),
-    path("api/jobs/<str:job_id>/nodes/<int:node_id>/attention/", views.attention, name="attention"),
+    path("jobs/<str:job_id>/export.pgn", sharing.pgn_export, name="job_pgn"),
+    path("jobs/<str:job_id>/nodes/<int:node_id>/board.svg", sharing.board_picture, name="board_svg"),
+    path("api/", include("webapp.api.urls")),
     path("networks/<slug:name>/", network_views.network_panel, name="network"),
     path("admin/", admin.site.urls),
 ]

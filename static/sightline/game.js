@@ -166,6 +166,7 @@ class GamePage {
     const el = document.querySelector(`#moves .move[data-node="${id}"]`);
     if (el) { el.classList.add("current"); el.scrollIntoView({ block: "nearest" }); }
     this.renderPly();
+    this.renderShare();
     this.scheduleGraph();
     this.explorer.onNodeChange(id);
   }
@@ -196,7 +197,28 @@ class GamePage {
     if (target !== null && target !== undefined) this.go(target);
   }
 
-  flip() { this.flipped = !this.flipped; this.board.setFlipped(this.flipped); this.explorer.setFlipped(this.flipped); }
+  flip() {
+    this.flipped = !this.flipped; this.board.setFlipped(this.flipped); this.explorer.setFlipped(this.flipped);
+    this.renderShare();
+  }
+
+  // The current position's FEN (shown, and copied by the button) and its SVG download.
+  renderShare() {
+    document.getElementById("fen-text").value = this.nodes[this.current].fen;
+    document.getElementById("board-svg").href = `${this.page.urls.board_svg}${this.current}/board.svg${this.flipped ? "?flip=1" : ""}`;
+  }
+
+  async copyFen() {
+    const fen = this.nodes[this.current].fen, status = document.getElementById("share-status");
+    try {
+      await navigator.clipboard.writeText(fen);
+      status.textContent = "FEN copied";
+    } catch (err) { // no clipboard permission (http, old browser): select it for Ctrl+C instead
+      const box = document.getElementById("fen-text");
+      box.focus(); box.select();
+      status.textContent = "FEN selected: press Ctrl+C";
+    }
+  }
 
   wire() {
     document.addEventListener("keydown", (ev) => this.key(ev));
@@ -206,6 +228,7 @@ class GamePage {
     click("nav-next", () => { const c = this.nodes[this.current].children[0]; if (c !== undefined) this.go(c); });
     click("nav-end", () => this.key({ key: "End", target: document.body, preventDefault() {} }));
     click("nav-flip", () => this.flip());
+    click("copy-fen", () => this.copyFen());
     document.getElementById("moves").addEventListener("click", (ev) => {
       const m = ev.target.closest(".move");
       if (m) this.go(Number(m.dataset.node));

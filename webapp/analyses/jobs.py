@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+import uuid
 
 from django.db import transaction
+from django.http import Http404
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
@@ -14,6 +16,18 @@ from webapp.analyses.models import AnalysisJob
 from webapp.networks.models import Network
 
 log = logging.getLogger(__name__)
+
+
+def get_job_or_404(job_id: str) -> AnalysisJob:
+    """The job with this id (a UUID), or Http404 saying that none has it."""
+    try:
+        key = uuid.UUID(str(job_id))
+    except ValueError:
+        raise Http404(f"No analysis has the id {job_id!r}.") from None
+    job = AnalysisJob.objects.select_related("network").filter(pk=key).first()
+    if job is None:
+        raise Http404(f"No analysis has the id {job_id!r}.")
+    return job
 
 
 class BrokerUnavailable(RuntimeError):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
-
 import chess.svg
 from django.conf import settings
 from django.core.exceptions import NON_FIELD_ERRORS, RequestDataTooBig
@@ -17,11 +15,12 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from webapp.analyses.attention import layer_payload
 from webapp.analyses.attention_limits import refuse_new_computation
 from webapp.analyses.forms import PGN_LIMITS, AnalyseForm
-from webapp.analyses.jobs import BrokerUnavailable, cancel_job, create_job
+from webapp.analyses.jobs import BrokerUnavailable, cancel_job, create_job, get_job_or_404
 from webapp.analyses.judgements import legend as judgement_legend
 from webapp.analyses.judgements import short_legend
 from webapp.analyses.keys import node_boards
 from webapp.analyses.models import AnalysisJob, AttentionMap
+from webapp.analyses.ownership import owns, remember_owner
 from webapp.analyses.results import job_snapshot
 from webapp.analyses.searches import SEARCHES
 from webapp.networks.models import Network
@@ -56,7 +55,7 @@ def home(request: HttpRequest) -> HttpResponse:
                          form.cleaned_data["budget"])
     except BrokerUnavailable:
         return _unavailable(request, form)
-    _remember_owner(request, job)
+    remember_owner(request, job)
     url = reverse("job", args=[job.id])
     if request.htmx:
         response = HttpResponse(status=204)
@@ -65,36 +64,9 @@ def home(request: HttpRequest) -> HttpResponse:
     return redirect(url, permanent=False)
 
 
-# Jobs have no accounts: the browser session that started a job owns it (and staff own all).
-# Anyone with the link may watch; only the owner may cancel.
-OWNED_JOBS_KEY = "owned_jobs"
-MAX_OWNED_JOBS = 200
-
-
-def _remember_owner(request: HttpRequest, job: AnalysisJob) -> None:
-    owned = request.session.get(OWNED_JOBS_KEY, [])
-    request.session[OWNED_JOBS_KEY] = (owned + [str(job.id)])[-MAX_OWNED_JOBS:]
-
-
-def _owns(request: HttpRequest, job: AnalysisJob) -> bool:
-    return str(job.id) in request.session.get(OWNED_JOBS_KEY, []) or bool(
-        getattr(request, "user", None) and request.user.is_staff)
-
-
 @require_GET
 def recent(request: HttpRequest) -> HttpResponse:
     return render(request, "analyses/_recent.html", {"recent": _recent_jobs()})
-
-
-def _get_job(job_id: str) -> AnalysisJob:
-    try:
-        key = uuid.UUID(str(job_id))
-    except ValueError:
-        raise Http404(f"No analysis has the id {job_id!r}.") from None
-    job = AnalysisJob.objects.select_related("network").filter(pk=key).first()
-    if job is None:
-        raise Http404(f"No analysis has the id {job_id!r}.")
-    return job
 
 
 def _piece_defs() -> str:
@@ -104,7 +76,7 @@ def _piece_defs() -> str:
 
 @require_GET
 def job_page(request: HttpRequest, job_id: str) -> HttpResponse:
-    job = _get_job(job_id)
+    job = get_job_or_404(job_id)
     caps = job.network.caps
     page = {
         "id": str(job.id), "nodes": job.nodes, "headers": job.headers, "snapshot": job_snapshot(job),
@@ -114,9 +86,9 @@ def job_page(request: HttpRequest, job_id: str) -> HttpResponse:
                     "untrained": job.network.is_untrained},
         "search": {"name": job.search, "budget": job.budget, "unit": SEARCHES[job.search].budget_unit
                    if job.search in SEARCHES else ""},
-        "can_cancel": _owns(request, job),
+        "can_cancel": owns(request, job),
         "urls": {"ws": f"/ws/jobs/{job.id}/", "state": reverse("job_state", args=[job.id]),
-                 "nodes": f"/api/jobs/{job.id}/nodes/"},
+                 "nodes": f"/api/jobs/{job.id}/nodes/", "board_svg": f"/jobs/{job.id}/nodes/"},
     }
     valuer = "the material count" if job.network.kind == Network.Kind.MATERIAL else "the network"
     return render(request, "analyses/job.html", {"job": job, "network": job.network, "page": page,
@@ -127,14 +99,14 @@ def job_page(request: HttpRequest, job_id: str) -> HttpResponse:
 
 @require_GET
 def job_state(request: HttpRequest, job_id: str) -> JsonResponse:
-    job = _get_job(job_id)
+    job = get_job_or_404(job_id)
     return JsonResponse({"id": str(job.id), "nodes": job.nodes, **job_snapshot(job)})
 
 
 @require_POST
 def job_cancel(request: HttpRequest, job_id: str) -> HttpResponse:
-    job = _get_job(job_id)
-    if not _owns(request, job):
+    job = get_job_or_404(job_id)
+    if not owns(request, job):
         return JsonResponse({"error": "Only the browser session that started this analysis (or an admin) "
                                       "can cancel it."}, status=403)
     if not cancel_job(job):
@@ -151,7 +123,7 @@ def job_cancel(request: HttpRequest, job_id: str) -> HttpResponse:
 @require_GET
 def attention(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse:
     """One layer of a node's attention maps; 202 while a worker computes them."""
-    job = _get_job(job_id)
+    job = get_job_or_404(job_id)
     shape = job.network.caps.attention  # (layers, heads), or None
     if shape is None:
         return JsonResponse({"error": f"{job.network.name} has no attention maps."}, status=404)

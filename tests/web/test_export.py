@@ -1,0 +1,121 @@
+"""Export as lichess-style PGN (read back with python-chess), and the board picture."""
+
+import io
+import xml.etree.ElementTree as ET
+
+import chess
+import chess.engine
+import chess.pgn
+import pytest
+
+from analysis.evaluator import MaterialEvaluator, score_to_centipawns
+from webapp.analyses.export import export_pgn, position_score
+from webapp.analyses.gameinput import parse_fen, parse_pgn
+from webapp.analyses.jobs import create_job
+from webapp.analyses.results import job_results
+from workers.pipeline import JobRun
+
+pytestmark = pytest.mark.django_db
+
+# Black leaves White's queen en prise on move 2 (a blunder by any count); the PGN has its own comments and NAGs.
+ANNOTATED = ('[Event "Export test"] [White "Ann"] [Black "Bob"]\n\n{A short game} 1. e4 $1 {King\'s pawn} d5 '
+             '2. Qg4 Nf6?! {Missed it} (2... Bxg4 {Wins the queen} 3. a3) 3. Qf4 *\n')
+
+
+def finished(tree, network, search="value", budget=1):
+    job = create_job(tree, network, search, budget, dispatch=False)
+    done = JobRun(job, MaterialEvaluator(), lambda kind, payload: None).run()
+    assert done.status == "done", done.error
+    return done
+
+
+def read_back(text: str) -> chess.pgn.Game:
+    game = chess.pgn.read_game(io.StringIO(text))
+    assert game is not None and not game.errors
+    return game
+
+
+def expected_white_cp(results: dict, board: chess.Board) -> int:
+    score = results["search"]["score"]
+    cp = score_to_centipawns(score)
+    return cp if board.turn == chess.WHITE else -cp
+
+
+def test_export_reads_back_with_evals_judgements_variations_and_comments(material_network):
+    job = finished(parse_pgn(ANNOTATED), material_network)
+    results = job_results(job)
+    game = read_back(export_pgn(job))
+    assert game.headers["Event"] == "Export test" and game.headers["White"] == "Ann"
+    assert "Sightline" in game.headers["Annotator"] and "A short game" in game.comment
+    nodes_by_fen = {(n["fen"], n["san"]): n["id"] for n in job.nodes}
+    checked = 0
+    for node in _walk(game):
+        if node.parent is None:
+            continue
+        node_id = nodes_by_fen[(node.board().fen(), node.san())]
+        board = node.board()
+        if board.is_game_over():
+            assert node.eval() is None
+            continue
+        assert node.eval().white().score() == expected_white_cp(results[node_id], board)
+        checked += 1
+    assert checked == len(job.nodes) - 1
+    e4 = game.next()
+    assert "King's pawn" in e4.comment and chess.pgn.NAG_GOOD_MOVE in e4.nags
+    queen_move = game.next().next().next()
+    assert [v.san() for v in queen_move.variations] == ["Nf6", "Bxg4"]
+    capture = queen_move.variations[1]
+    assert capture.comment.startswith("Wins the queen") and capture.next().san() == "a3"
+    missed = queen_move.next()
+    assert "Missed it" in missed.comment
+    judgement = results[nodes_by_fen[(missed.board().fen(), "Nf6")]]["judgement"]
+    assert judgement["glyph"] == "??"  # the annotator's ?! stays: one move assessment per move
+    assert missed.nags == {chess.pgn.NAG_DUBIOUS_MOVE} and "Blunder. Bxg4 was best." in missed.comment
+
+
+def test_judgement_glyphs_become_nags(material_network):
+    job = finished(parse_pgn("1. e4 d5 2. Qg4 Nf6 3. Qf4 *"), material_network)
+    game = read_back(export_pgn(job))
+    missed = game.next().next().next().next()
+    assert missed.nags == {chess.pgn.NAG_BLUNDER} and "Blunder" in missed.comment
+    assert not game.next().nags
+
+
+def test_mates_are_written_as_mate_distances(material_network):
+    job = finished(parse_fen("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1"), material_network)
+    text = export_pgn(job)
+    assert "[%eval #1]" in text
+    game = read_back(text)
+    assert game.eval().white() == chess.engine.Mate(1)
+    assert game.headers["FEN"] == "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1"
+    board = chess.Board("6k1/5ppp/8/8/8/8/8/r5K1 b - - 0 1")
+    assert position_score({"search": {"mate": 2, "score": 1.0}}, board).white() == chess.engine.Mate(-2)
+
+
+def test_export_view_downloads_pgn(client, material_network):
+    job = finished(parse_pgn("1. e4 e5 *"), material_network)
+    response = client.get(f"/jobs/{job.id}/export.pgn")
+    assert response.status_code == 200 and response["Content-Type"].startswith("application/x-chess-pgn")
+    assert "attachment" in response["Content-Disposition"]
+    assert read_back(response.content.decode()).next().eval() is not None
+    assert client.get("/jobs/nope/export.pgn").status_code == 404
+
+
+def test_board_svg_has_the_arrows(client, material_network):
+    job = finished(parse_pgn("1. e4 e5 *"), material_network)
+    response = client.get(f"/jobs/{job.id}/nodes/1/board.svg?flip=1")
+    assert response.status_code == 200 and response["Content-Type"].startswith("image/svg+xml")
+    root = ET.fromstring(response.content)
+    assert root.tag.endswith("svg")
+    assert b'class="arrow' in response.content and b"lastmove" in response.content
+    assert client.get(f"/jobs/{job.id}/nodes/9/board.svg").status_code == 404
+    bad = client.get(f"/jobs/{job.id}/nodes/1/board.svg?flip=yes")
+    assert bad.status_code == 400 and "flip" in bad.json()["error"]
+
+
+def _walk(game):
+    stack = [game]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(node.variations)
