@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from webapp.analyses import sharing, views
+from webapp.favicon import favicon
 from webapp.networks import views as network_views
 
 urlpatterns = [
@@ -9,11 +10,13 @@ urlpatterns = [
     path("recent/", views.recent, name="recent"),
     path("jobs/<str:job_id>/", views.job_page, name="job"),
     path("jobs/<str:job_id>/cancel/", views.job_cancel, name="job_cancel"),
+    path("jobs/<str:job_id>/share/", sharing.share, name="job_share"),
     path("jobs/<str:job_id>/export.pgn", sharing.pgn_export, name="job_pgn"),
     path("jobs/<str:job_id>/nodes/<int:node_id>/board.svg", sharing.board_picture, name="board_svg"),
     path("api/", include("webapp.api.urls")),
     path("networks/<slug:name>/", network_views.network_panel, name="network"),
     path("admin/", admin.site.urls),
+    path("favicon.ico", favicon, name="favicon"),
 ]
 
 handler400 = "webapp.analyses.views.bad_request"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 import chess
+from django.conf import settings
 from django.db import models
 
 from webapp.networks.models import Network
@@ -43,6 +44,12 @@ class AnalysisJob(models.Model):
     # noticed and dispatched again (workers.reaper). Empty owner: nobody holds it.
     lease_owner = models.CharField(max_length=64, blank=True)
     lease_until = models.DateTimeField(null=True, blank=True, db_index=True)
+    # Who may see it under "Recent analyses" (webapp.analyses.ownership): the session that started
+    # it, the signed-in user or API token holder who did (``owner``), and everyone once it is ``shared``.
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="analysis_jobs")
+    shared = models.BooleanField(default=False, db_index=True,
+                                 help_text="Listed under Recent analyses for everyone (the owner's choice)")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -19,8 +19,8 @@ from webapp.analyses.jobs import BrokerUnavailable, cancel_job, create_job, get_
 from webapp.analyses.judgements import legend as judgement_legend
 from webapp.analyses.judgements import short_legend
 from webapp.analyses.keys import node_boards
-from webapp.analyses.models import AnalysisJob, AttentionMap
-from webapp.analyses.ownership import owns, remember_owner
+from webapp.analyses.models import AttentionMap
+from webapp.analyses.ownership import owns, remember_owner, visible_jobs
 from webapp.analyses.results import job_snapshot
 from webapp.analyses.searches import SEARCHES
 from webapp.networks.models import Network
@@ -28,28 +28,29 @@ from webapp.networks.models import Network
 RECENT = 12
 
 
-def _recent_jobs():
-    return AnalysisJob.objects.select_related("network").only(
+def _recent_jobs(request: HttpRequest):
+    """The visitor's own jobs and shared ones (``ownership.visible_jobs``), newest first."""
+    return visible_jobs(request).select_related("network").only(
         "id", "status", "headers", "start_fen", "search", "budget", "created_at", "total_positions",
-        "evaluated", "network__name", "network__trained", "network__kind")[:RECENT]
+        "evaluated", "shared", "network__name", "network__trained", "network__kind")[:RECENT]
 
 
-def _home_context(form: AnalyseForm) -> dict:
+def _home_context(request: HttpRequest, form: AnalyseForm) -> dict:
     return {"form": form, "networks": Network.objects.offered(), "searches": list(SEARCHES.values()),
-            "recent": _recent_jobs()}
+            "recent": _recent_jobs(request)}
 
 
 @require_http_methods(["GET", "POST"])
 def home(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
-        return render(request, "analyses/home.html", _home_context(AnalyseForm()))
+        return render(request, "analyses/home.html", _home_context(request, AnalyseForm()))
     try:
         data, files = request.POST, request.FILES
     except RequestDataTooBig:
         return _too_big(request)
     form = AnalyseForm(data, files)
     if not form.is_valid():
-        return render(request, "analyses/home.html", _home_context(form), status=form.status_code)
+        return render(request, "analyses/home.html", _home_context(request, form), status=form.status_code)
     try:
         job = create_job(form.tree, form.cleaned_data["network"], form.cleaned_data["search"],
                          form.cleaned_data["budget"])
@@ -66,7 +67,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def recent(request: HttpRequest) -> HttpResponse:
-    return render(request, "analyses/_recent.html", {"recent": _recent_jobs()})
+    return render(request, "analyses/_recent.html", {"recent": _recent_jobs(request)})
 
 
 def _piece_defs() -> str:
@@ -92,6 +93,7 @@ def job_page(request: HttpRequest, job_id: str) -> HttpResponse:
     }
     valuer = "the material count" if job.network.kind == Network.Kind.MATERIAL else "the network"
     return render(request, "analyses/job.html", {"job": job, "network": job.network, "page": page,
+                                                  "owner": page["can_cancel"],
                                                   "piece_defs": _piece_defs(),
                                                   "judgement_legend": judgement_legend(job.search, valuer),
                                                   "judgement_legend_short": short_legend(job.search, valuer)})
@@ -175,7 +177,7 @@ def _form_error(request: HttpRequest, message: str, status: int) -> HttpResponse
     """The home page with ``message`` above the form, for a body the form never got to read."""
     form = AnalyseForm()  # unbound (the body cannot be read), so add_error() is not available
     form._errors = ErrorDict({NON_FIELD_ERRORS: form.error_class([message], error_class="nonfield")})
-    return render(request, "analyses/home.html", _home_context(form), status=status)
+    return render(request, "analyses/home.html", _home_context(request, form), status=status)
 
 
 def _too_big(request: HttpRequest) -> HttpResponse:
@@ -192,7 +194,7 @@ def _unavailable(request: HttpRequest, form: AnalyseForm) -> HttpResponse:
     """503: the job queue (Redis) is down; nothing was saved, and the form keeps what was entered."""
     form.add_error(None, "The analysis queue is unavailable right now, so nothing was started. "
                          "Please try again in a minute.")
-    response = render(request, "analyses/home.html", _home_context(form), status=503)
+    response = render(request, "analyses/home.html", _home_context(request, form), status=503)
     response["Retry-After"] = "30"
     return response
 

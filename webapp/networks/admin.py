@@ -12,6 +12,9 @@ from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.db import transaction
+from django.utils.html import format_html
+
+from webapp.networks.cards import card_html
 
 from webapp.networks.models import Network
 
@@ -86,8 +89,15 @@ class NetworkAdmin(admin.ModelAdmin):
     search_fields = ["name", "checksum"]
     readonly_fields = ["status", "status_message", "kind", "family", "preset", "checksum", "size_bytes", "parameters",
                        "trained", "config", "input_encoding", "capabilities", "provenance", "metrics",
-                       "created_at"]
+                       "created_at", "card_rendered"]
     actions = ["check_again"]
+
+    @admin.display(description="model card as shown")
+    def card_rendered(self, obj: Network) -> str:
+        """The saved card rendered as Markdown (the field above holds its text)."""
+        if not obj.card:
+            return "-"
+        return format_html('<div class="model-card">{}</div>', card_html(obj.card))
 
     @admin.display(description="trained?")
     def training_status(self, obj: Network) -> str:
