@@ -117,6 +117,11 @@ def test_tags_on_one_line_are_read():
     assert [n.san for n in tree.nodes[1:]] == ["e4", "e5"]
 
 
+def test_tags_on_one_line_with_windows_line_ends():  # as a browser posts a textarea
+    tree = parse_pgn('[Event "Club"] [White "Ann"] [Black "Bob"]\r\n\r\n1. e4 e5 *\r\n')
+    assert (tree.headers["Event"], tree.headers["White"], tree.headers["Black"]) == ("Club", "Ann", "Bob")
+
+
 def test_error_lines_count_the_lines_as_written_when_tags_share_a_line():
     with pytest.raises(GameInputError, match="^Line 4: 'nf3'"):
         parse_pgn('[Event "x"] [Site "y"] [Round "1"]\n\n1. e4 e5\n2. nf3 *')

@@ -58,7 +58,7 @@ def _mark_extra_blank_lines(text: str) -> str:
 # Several tag pairs on one line (``[Event "x"] [Site "y"]``): PGN readers take one tag per line,
 # and python-chess read such a line as one Event tag holding the rest. Each pair gets its own line.
 _TAG_PAIR = r'\[\s*[A-Za-z0-9][A-Za-z0-9_+#=:-]*\s+"(?:[^"\\\n]|\\.)*"\s*\]'
-_TAG_LINE = re.compile(rf"^[ \t]*(?:{_TAG_PAIR}[ \t]*){{2,}}$", re.MULTILINE)
+_TAG_LINE = re.compile(rf"^[ \t]*(?:{_TAG_PAIR}[ \t]*){{2,}}(?=\r?$)", re.MULTILINE)
 _ONE_TAG = re.compile(_TAG_PAIR)
 
 
