@@ -43,8 +43,8 @@ class SubmitJob(APIView):
             return Response({"error": "The analysis queue is unavailable right now, so nothing was started. "
                                       "Please try again in a minute."}, status=503, headers={"Retry-After": "30"})
         remember_owner(request, job)
-        return Response(_job_links(request, job), status=status.HTTP_201_CREATED,
-                        headers={"Location": _job_links(request, job)["api"]})
+        links = _job_links(request, job)
+        return Response(links, status=status.HTTP_201_CREATED, headers={"Location": links["api"]})
 
 
 def _form_data(data) -> QueryDict:
