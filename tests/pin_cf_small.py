@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 from pathlib import Path
 
 import chess
@@ -47,7 +48,22 @@ def pin_boards() -> list[chess.Board]:
 
 
 def file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """SHA-256 of the tensors (names, dtypes, shapes, bytes), not of the file.
+
+    Attaching measured figures rewrites the file's metadata; the pins are about
+    the weights, so only a change of weights (or config) asks for a re-pin.
+    """
+    from safetensors import safe_open
+
+    from analysis.checkpoint import read_header
+
+    digest = hashlib.sha256(json.dumps(read_header(path)[0].config, sort_keys=True).encode())
+    with safe_open(str(path), framework="pt") as handle:
+        for name in sorted(handle.keys()):
+            tensor = handle.get_tensor(name).contiguous()
+            digest.update(f"{name} {tensor.dtype} {list(tensor.shape)}".encode())
+            digest.update(tensor.view(torch.uint8).numpy().tobytes() if tensor.numel() else b"")
+    return digest.hexdigest()
 
 
 def compute_pins(evaluator, boards: list[chess.Board]) -> dict[str, np.ndarray]:

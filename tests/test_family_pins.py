@@ -19,7 +19,7 @@ def pins():
     stored = dict(np.load(PINS))
     sha = file_sha256(WEIGHTS)
     if str(stored["weights_sha256"]) != sha:
-        pytest.fail(f"{WEIGHTS.name} changed (sha256 {sha}, pins are for {stored['weights_sha256']}): "
+        pytest.fail(f"{WEIGHTS.name}: its weights changed (tensor sha256 {sha}, pins are for {stored['weights_sha256']}): "
                     "if it was retrained on purpose, re-pin with `python -m tests.pin_cf_small` "
                     "using code known to be right, and say so in the commit")
     return stored
