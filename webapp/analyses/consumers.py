@@ -120,8 +120,11 @@ class JobConsumer(AsyncJsonWebsocketConsumer):
                     await send({"type": "websocket.send", "text": message["text"]})
                 else:
                     await self.dispatch(message)
-            except Exception as exc:  # the socket is closing; the consumer's own loop ends it
+            except OSError as exc:  # uvicorn's ClientDisconnected: the socket is closing, the main loop ends it
                 log.debug("forwarding to %s stopped: %s: %s", name, type(exc).__name__, exc)
+                return
+            except Exception:
+                log.exception("forwarding to %s failed; the viewer gets no more live messages", name)
                 return
 
     async def connect(self):
