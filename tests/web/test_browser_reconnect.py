@@ -58,7 +58,7 @@ def site(tmp_path_factory, tiny_checkpoint):
                                cwd=os.getcwd(), env=env, stdout=log, stderr=subprocess.STDOUT,
                                start_new_session=True)
     base = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 300  # a loaded 2-core machine took over 2 minutes to start serve
     while True:
         try:
             with urllib.request.urlopen(base, timeout=2) as response:
