@@ -15,7 +15,6 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 django_asgi_app = get_asgi_application()
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
@@ -31,5 +30,7 @@ if settings.DEBUG or os.environ.get("SIGHTLINE_SERVE_STATIC") == "1":
 
 application = ProtocolTypeRouter({
     "http": BodyLimitMiddleware(http_app),  # refuses an oversized body before it is read
-    "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+    # No AuthMiddlewareStack: the job socket serves anyone with the job's link, as the job page does,
+    # and its session wrapper ran on every pushed message to every viewer.
+    "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
 })

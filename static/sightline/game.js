@@ -237,7 +237,18 @@ class GamePage {
       ev.preventDefault(); // JSON, not HTML: handled here
       try { this.onMessage(JSON.parse(ev.detail.message)); } catch (err) { console.error(err); }
     });
-    document.body.addEventListener("htmx:wsOpen", () => document.body.classList.remove("ws-down"));
+    // Reconnect back-off. htmx's websocket extension starts its own over whenever a socket opens,
+    // and while Redis is down every reconnect opens (snapshot, then 1013): every page came back
+    // every half second however long the outage. Here a reconnect doubles the delay (1 s, 2 s, ...
+    // 30 s, jittered) unless the connection it follows stayed up for LIVE_FOR_MS.
+    const LIVE_FOR_MS = 10000;
+    let openedAt = 0, failures = 0;
+    window.htmx.config.wsReconnectDelay = () => {
+      failures = openedAt && Date.now() - openedAt >= LIVE_FOR_MS ? 1 : failures + 1;
+      openedAt = 0;
+      return Math.min(30000, 1000 * 2 ** Math.min(failures - 1, 5)) * (0.5 + Math.random() / 2);
+    };
+    document.body.addEventListener("htmx:wsOpen", () => { openedAt = Date.now(); document.body.classList.remove("ws-down"); });
     document.body.addEventListener("htmx:wsClose", () => document.body.classList.add("ws-down"));
   }
 

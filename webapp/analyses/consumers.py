@@ -13,15 +13,16 @@ reconnects with back-off); pages already connected are told the same way
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import math
 import uuid
 
-from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.utils import await_many_dispatch
 from channels.exceptions import StopConsumer
+from channels.layers import get_channel_layer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocketConsumer
 
 from webapp.analyses import liveness
@@ -69,20 +70,62 @@ class JobConsumer(AsyncJsonWebsocketConsumer):
     group: str | None = None
 
     async def __call__(self, scope, receive, send):
-        """Channels asks the layer for a channel name before ``connect``; with Redis down that
-        raised, and daphne answered the handshake with a 500. Serve the stored state instead."""
-        try:
-            await super().__call__(scope, receive, send)
-        except Exception as exc:
-            if "channel_name" in self.__dict__:
-                raise  # not the layer's set-up: a real error
-            log.warning("no channel layer for a websocket (%s: %s); serving the stored state only",
-                        type(exc).__name__, exc)
-            self.channel_layer, self.base_send = None, send
+        """Channels' ``AsyncConsumer.__call__``, with the channel layer read by a task of its own.
+
+        Channels merges the client's events and the layer's messages with
+        ``await_many_dispatch``: a new task and an ``asyncio.wait`` per message per viewer,
+        then ``dispatch`` and the consumer's ``send`` wrappers. Pushed job messages need none of
+        that; one forwarding task per viewer (``_forward``) takes them off the layer in order
+        and writes their text to the socket, started once the snapshot is out.
+
+        Channels asks the layer for a channel name before ``connect``; with Redis down that
+        raised, and the server answered the handshake with a 500. Serve the stored state then.
+        """
+        self.scope = scope
+        self.base_send = send
+        self.channel_layer = get_channel_layer(self.channel_layer_alias)
+        self._forwarder = None
+        if self.channel_layer is not None:
             try:
-                await await_many_dispatch([receive], self.dispatch)
-            except StopConsumer:
-                pass
+                self.channel_name = await self.channel_layer.new_channel()
+            except Exception as exc:
+                log.warning("no channel layer for a websocket (%s: %s); serving the stored state only",
+                            type(exc).__name__, exc)
+                self.channel_layer = None
+        try:
+            await await_many_dispatch([receive], self.dispatch)
+        except StopConsumer:
+            pass
+        finally:
+            task = self._forwarder
+            if task is None and self.channel_layer is not None:
+                # As Channels does: a cancelled receive is what releases the layer's channel (the
+                # pub/sub layer unsubscribes it then). Started, it waits in the layer's queue.
+                task = asyncio.ensure_future(self.channel_layer.receive(self.channel_name))
+                await asyncio.sleep(0)
+            if task is not None:
+                task.cancel()
+                try:
+                    await task
+                except asyncio.CancelledError:
+                    pass
+
+    async def _forward(self) -> None:
+        """Pushed messages, one at a time and in the order the layer delivers them."""
+        receive, name, send = self.channel_layer.receive, self.channel_name, self.base_send
+        while True:
+            message = await receive(name)
+            try:
+                if message.get("type", "").startswith("job.") and "text" in message:
+                    await send({"type": "websocket.send", "text": message["text"]})
+                else:
+                    await self.dispatch(message)
+            except OSError as exc:  # uvicorn's ClientDisconnected: the socket is closing, the main loop ends it
+                log.debug("forwarding to %s stopped: %s: %s", name, type(exc).__name__, exc)
+                return
+            except Exception:
+                log.exception("forwarding to %s failed; the viewer gets no more live messages", name)
+                return
 
     async def connect(self):
         raw = self.scope["url_route"]["kwargs"]["job_id"]
@@ -109,6 +152,8 @@ class JobConsumer(AsyncJsonWebsocketConsumer):
         if self.group is None:
             await self.broker_lost()
         else:
+            # Messages that raced with the snapshot wait in the layer's queue and follow it.
+            self._forwarder = asyncio.get_running_loop().create_task(self._forward())
             liveness.watch(self)
 
     async def broker_lost(self) -> None:
@@ -154,21 +199,8 @@ class JobConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json({"kind": "error", "error": reason})
         await self.close(code=code, reason=reason)
 
-    async def dispatch(self, message):
-        """Pushed job messages skip Channels' per-message ``aclose_old_connections()``: it is a
-        thread hop per message per viewer (measured: 45% of the web process's time at 50 viewers),
-        and these handlers never touch the database."""
-        handler = getattr(self, get_handler_name(message), None) if message["type"].startswith("job.") else None
-        if handler is None:
-            return await super().dispatch(message)
-        await handler(message)
-
-    # Channel-layer messages {"type": "job.<kind>", "text": <JSON>} (see publish.encode):
-    # the text goes out as it is, so a message is serialised once, not once per viewer.
-    async def job_ply(self, event):
-        await self.send(text_data=event["text"])
-
-    job_plies = job_judgements = job_progress = job_status = job_ply
+    # Channel-layer messages {"type": "job.<kind>", "text": <JSON>} (see publish.encode) are
+    # written by ``_forward`` as they are: a message is serialised once, not once per viewer.
 
 
 class NoRouteConsumer(AsyncWebsocketConsumer):
