@@ -16,6 +16,7 @@ import sys
 # Modules under analysis.cli, in the order ``--help`` lists them.
 COMMAND_MODULES = [
     "model_cmds",
+    "heads_cmd",
     "data_cmds",
     "train_cmd",
     "eval_cmds",

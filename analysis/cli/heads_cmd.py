@@ -1,0 +1,57 @@
+"""``heads``: label every attention head of a network and print its scores (the head atlas)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from analysis.checkpoint import CheckpointError, load_evaluator
+from analysis.cli import CommandError
+from analysis.evaluator import NonFiniteOutput
+from analysis.heads import AtlasConfig, HeadAtlas, compute_atlas
+from analysis.heads.sample import SAMPLE_SIZE
+
+
+def register(subparsers) -> None:
+    heads = subparsers.add_parser("heads", help="label each attention head by the pattern it follows")
+    heads.add_argument("--model", required=True)
+    heads.add_argument("--positions", type=int, default=SAMPLE_SIZE,
+                       help=f"positions of the fixed sample to score on (1 to {SAMPLE_SIZE})")
+    heads.add_argument("--device", default=None, help="cpu or cuda (default: $SIGHTLINE_DEVICE, else auto)")
+    heads.add_argument("--json", action="store_true", help='print {"layers", "heads", "labels", "lift"}')
+    heads.add_argument("--full-json", action="store_true", help="print the whole atlas (as the site stores it)")
+    heads.set_defaults(handler=run_heads)
+
+
+def run_heads(args: argparse.Namespace) -> int:
+    if not 1 <= args.positions <= SAMPLE_SIZE:
+        raise CommandError(f"--positions must be 1 to {SAMPLE_SIZE}")
+    try:
+        evaluator = load_evaluator(args.model, device=args.device)
+        progress = None if args.json or args.full_json else _progress
+        atlas = compute_atlas(evaluator, AtlasConfig(positions=args.positions), progress=progress)
+    except (CheckpointError, NonFiniteOutput, ValueError) as exc:
+        raise CommandError(str(exc)) from None
+    if args.json or args.full_json:
+        print(json.dumps(atlas.cli_dict() if args.json else atlas.to_dict()))
+        return 0
+    print_atlas(atlas)
+    return 0
+
+
+def _progress(done: int, total: int) -> None:
+    print(f"\rscoring heads: {done}/{total} positions", end="\n" if done == total else "", file=sys.stderr, flush=True)
+
+
+def print_atlas(atlas: HeadAtlas) -> None:
+    rule = atlas.rule
+    print(f"{atlas.layers} layers x {atlas.heads} heads over {atlas.positions} positions; a label needs "
+          f"lift >= {rule['min_lift']} and mass >= {rule['min_mass']} (layers and heads from 1)")
+    for layer, row in enumerate(atlas.labels):
+        for head, label in enumerate(row):
+            lift = f"lift {atlas.lift[label][layer][head]:6.2f}" if label in atlas.lift else " " * 11
+            print(f"  L{layer + 1:<2} H{head + 1:<2}  {label:<20} {lift}  static {atlas.static[layer][head]:.2f}")
+    print("per layer:")
+    for label, counts in sorted(atlas.counts().items()):
+        print(f"  {label:<20} {' '.join(f'{c:2d}' for c in counts)}  (total {sum(counts)})")

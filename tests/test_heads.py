@@ -1,0 +1,139 @@
+"""Head labels (analysis.heads): known-answer maps, a random network, mirror invariance, the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import chess
+import numpy as np
+import pytest
+
+from analysis.evaluator import Capabilities, Evaluation
+from analysis.heads import LABELS, AtlasConfig, compute_atlas, show_me
+from analysis.heads.sample import SAMPLE_PATH, SAMPLE_SIZE, build_sample, load_sample, sample_text
+from tests.conftest import require_shared_data
+
+
+def _rows(targets) -> np.ndarray:
+    """(64, 64) map: row q spreads its attention evenly over targets(q), else over every square."""
+    out = np.full((64, 64), 1 / 64)
+    for q in range(64):
+        squares = [s for s in targets(q) if s != q]
+        if squares:
+            out[q] = 0
+            out[q, squares] = 1 / len(squares)
+    return out
+
+
+class HandBuilt:
+    """An 'evaluator' whose heads follow one pattern each, exactly, in real squares."""
+
+    name = "hand-built"
+    HEADS = ("knight-moves", "opponent-queen", "same-colour-squares", "unlabelled", "rook-moves", "queen-moves")
+    capabilities = Capabilities(attention=(1, len(HEADS)))
+
+    def evaluate(self, boards, *, attention=False, temperature=1.0):
+        return [Evaluation(score=0.5, attention=self.maps(board)[None]) for board in boards]
+
+    @staticmethod
+    def maps(board: chess.Board) -> np.ndarray:
+        queen = list(board.pieces(chess.QUEEN, not board.turn))
+        colour = lambda q: [s for s in range(64) if (chess.square_file(s) + chess.square_rank(s)) % 2
+                            == (chess.square_file(q) + chess.square_rank(q)) % 2]
+        rook = lambda q: chess.SquareSet(chess.BB_RANK_ATTACKS[q][0] | chess.BB_FILE_ATTACKS[q][0])
+        bishop = lambda q: chess.SquareSet(chess.BB_DIAG_ATTACKS[q][0])
+        return np.stack([_rows(lambda q: chess.SquareSet(chess.BB_KNIGHT_ATTACKS[q])), _rows(lambda q: queen),
+                         _rows(colour), _rows(lambda q: []), _rows(rook),
+                         _rows(lambda q: list(rook(q)) + list(bishop(q)))])
+
+
+def test_hand_built_heads_get_their_labels():
+    atlas = compute_atlas(HandBuilt(), AtlasConfig(positions=48))
+    assert atlas.labels == [list(HandBuilt.HEADS)]
+    assert atlas.lift["knight-moves"][0][0] > 6  # 64 / 8 squares at the most, fewer on the rim
+    assert atlas.lift["opponent-queen"][0][1] > 50
+    assert atlas.lift["knight-moves"][0][3] == pytest.approx(1.0, abs=0.02)  # the uniform head
+    assert atlas.static[0][0] == pytest.approx(1.0) and atlas.static[0][1] < 0.5  # the queen moves about
+
+
+def test_mirrored_positions_get_the_same_scores():
+    """Black to move and the mirrored position (white to move) score alike. A network sees the
+    side-to-move plane too, so only maps that ignore it (these) must give equal numbers."""
+    black = [b for b in load_sample() if b.turn == chess.BLACK][:12]
+    one = compute_atlas(HandBuilt(), boards=black)
+    other = compute_atlas(HandBuilt(), boards=[b.mirror() for b in black])
+    assert one.labels == other.labels == [list(HandBuilt.HEADS)]
+    for label in one.lift:
+        assert np.allclose(one.lift[label], other.lift[label], atol=1e-6), label
+    assert np.allclose(one.static, other.static, atol=1e-6)
+
+
+@pytest.fixture(scope="module")
+def tiny_evaluator(tiny_checkpoint):
+    from analysis.checkpoint import load_evaluator
+
+    return load_evaluator(tiny_checkpoint, device="cpu")
+
+
+def test_a_random_network_is_mostly_unlabelled(tiny_evaluator):
+    atlas = compute_atlas(tiny_evaluator, AtlasConfig(positions=16))
+    labels = [label for row in atlas.labels for label in row]
+    assert labels.count("unlabelled") >= 0.75 * len(labels)
+    assert set(labels) <= set(LABELS)
+    assert len(atlas.thumbnails[0][0]) == 64 and sum(atlas.thumbnails[0][0]) == pytest.approx(1, abs=0.01)
+
+
+def test_cli_json_has_the_issue_shape(tiny_checkpoint, capsys):
+    from analysis.cli import main
+
+    assert main(["heads", "--model", str(tiny_checkpoint), "--positions", "4", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"layers", "heads", "labels", "lift"}
+    assert (out["layers"], out["heads"]) == (2, 4) and len(out["labels"]) == 2 and len(out["labels"][0]) == 4
+    assert set(out["lift"]) == set(LABELS) - {"unlabelled"}
+    assert all(len(rows) == 2 and len(rows[0]) == 4 for rows in out["lift"].values())
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--positions", "0"], "--positions must be 1 to 256"),
+    (["--positions", "999"], "--positions must be 1 to 256"),
+])
+def test_cli_refuses_bad_input(tiny_checkpoint, capsys, argv, message):
+    from analysis.cli import main
+
+    assert main(["heads", "--model", str(tiny_checkpoint), *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_cli_refuses_a_missing_file(tmp_path, capsys):
+    from analysis.cli import main
+
+    assert main(["heads", "--model", str(tmp_path / "none.safetensors")]) == 2
+    assert "none.safetensors" in capsys.readouterr().err
+
+
+def test_the_sample_is_fixed_and_mixed():
+    boards = load_sample()
+    assert len(boards) == SAMPLE_SIZE and all(b.is_valid() for b in boards)
+    assert 0.35 < sum(b.turn == chess.BLACK for b in boards) / SAMPLE_SIZE < 0.65
+    assert len(load_sample(10)) == 10
+    with pytest.raises(ValueError):
+        load_sample(0)
+
+
+def test_the_sample_is_what_the_shared_data_gives():
+    shared = require_shared_data()
+    assert SAMPLE_PATH.read_text() == sample_text(build_sample(shared))
+
+
+def test_show_me_picks_a_roomy_square_and_its_pattern():
+    board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+    knight = show_me(board, "knight-moves")
+    assert len(knight.squares) == 8 and chess.square_name(knight.query) in ("d4", "e4", "d5", "e5", "f3")
+    queen = show_me(board, "opponent-queen")
+    assert queen.squares == [chess.D8] and queen.query != chess.D8
+    assert show_me(board.mirror(), "opponent-queen").squares == [chess.D1]  # black to move: white's queen
+    empty = show_me(chess.Board("4k3/8/8/8/8/8/8/4K3 w - - 0 1"), "opponent-queen")
+    assert empty.query is None and "try one" in empty.note
+    with pytest.raises(ValueError, match="no pattern"):
+        show_me(board, "unlabelled")
