@@ -3,6 +3,7 @@ from django.urls import include, path
 
 from webapp.analyses import sharing, views
 from webapp.favicon import favicon
+from webapp.networks import heads_views
 from webapp.networks import views as network_views
 
 urlpatterns = [
@@ -15,6 +16,9 @@ urlpatterns = [
     path("jobs/<str:job_id>/nodes/<int:node_id>/board.svg", sharing.board_picture, name="board_svg"),
     path("api/", include("webapp.api.urls")),
     path("networks/<slug:name>/", network_views.network_panel, name="network"),
+    path("networks/<slug:name>/heads/", heads_views.atlas_page, name="head_atlas"),
+    path("networks/<slug:name>/heads/explore/", heads_views.explore_head, name="head_explore"),
+    path("networks/<slug:name>/heads/show/", heads_views.show_head, name="head_show"),
     path("admin/", admin.site.urls),
     path("favicon.ico", favicon, name="favicon"),
 ]

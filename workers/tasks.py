@@ -53,7 +53,29 @@ def compute_attention(job_id: str, node_id: int) -> str:
 @shared_task(name="sightline.check_network", acks_late=True)
 def check_network(network_id: int) -> str:
     """Load an uploaded checkpoint (meta device first, config limits, shapes), probe its outputs,
-    then mark the network ready or rejected: the admin request only saved the file."""
+    then mark the network ready or rejected: the admin request only saved the file. A network
+    found ready with attention maps then gets its head atlas queued."""
+    from webapp.networks.atlas import request_atlas
+    from webapp.networks.models import Network
     from webapp.networks.registry import check_network as check
 
-    return check(network_id)
+    status = check(network_id)
+    if status == Network.Status.READY:  # a network with attention gets its head atlas next
+        request_atlas(Network.objects.get(pk=network_id))
+    return status
+
+
+@shared_task(name="sightline.compute_head_atlas", acks_late=True)
+def compute_head_atlas(network_id: int) -> str:
+    """Score every attention head of a network over the position sample and store its atlas
+    (minutes for a large network: a background job whose progress the network's atlas page shows)."""
+    from webapp.networks.atlas import compute_and_store
+    from webapp.networks.models import Network
+
+    network = Network.objects.filter(pk=network_id).first()
+    if network is None:
+        return "missing"
+    try:
+        return compute_and_store(network).status
+    except Exception:
+        return "failed"

@@ -3,7 +3,9 @@
 // Row mode: where the query square looks (A[q, :]); column mode: who looks
 // at the chosen square (A[:, k]). Colours span each map's own range, a range shared
 // by the layer's heads (to compare heads), or the absolute 0..1 of probabilities;
-// the canvas shows the selected head's whole 64 x 64 matrix.
+// the canvas shows the selected head's whole 64 x 64 matrix. With a head atlas, the head picker
+// shows each head's label, and "show me" picks a query square that makes the selected head's
+// pattern visible and outlines the pattern's squares (``?layer=&head=&showme=1`` does it on load).
 import { Board, squareIndex, squareName } from "./board.js";
 
 // Perceptually ordered colour stops (viridis-like), value in [0, 1].
@@ -44,11 +46,15 @@ export class Explorer {
     this.cache = new Map();
     this.board = null;
     this.minis = [];
+    this.labels = page.network.head_labels || null; // [layer][head] -> label, from the head atlas
+    this.pattern = []; // squares "show me" outlines
     const button = document.getElementById("explorer-open");
     if (!page.network.has_attention) return;
+    this.showButton = document.getElementById("att-showme");
+    this.showButton.addEventListener("click", () => this.showMe());
     button.addEventListener("click", () => this.toggle());
-    this.layerSel.addEventListener("change", () => { this.layer = Number(this.layerSel.value); this.load(); });
-    this.headSel.addEventListener("change", () => { this.head = this.headSel.value; this.draw(); });
+    this.layerSel.addEventListener("change", () => { this.layer = Number(this.layerSel.value); this.pickHead(this.head); this.load(); });
+    this.headSel.addEventListener("change", () => this.pickHead(this.headSel.value));
     document.getElementById("att-scale").addEventListener("change", (e) => { this.scale = e.target.value; this.draw(); });
     this.matrix = document.getElementById("att-matrix");
     this.matrix.addEventListener("click", (e) => {
@@ -56,6 +62,43 @@ export class Explorer {
       this.setQuery(Math.min(63, Math.floor(((e.clientY - box.top) / box.height) * 64)));
     });
     document.querySelectorAll('input[name="att-mode"]').forEach((r) => r.addEventListener("change", () => { this.mode = r.value; this.draw(); }));
+    this.openFromUrl(new URLSearchParams(location.search));
+  }
+
+  // ?layer=L&head=H[&showme=1] (from an atlas cell): open on that head, and show its pattern.
+  openFromUrl(params) {
+    const layer = parseInt(params.get("layer"), 10), head = parseInt(params.get("head"), 10);
+    if (!Number.isInteger(layer) || !Number.isInteger(head)) return;
+    this.layer = layer;
+    this.head = String(head);
+    this.showOnLoad = params.get("showme") === "1";
+    queueMicrotask(() => this.toggle());
+  }
+
+  labelOf(layer, head) { return this.labels?.[layer]?.[head] ?? null; }
+
+  pickHead(head) {
+    this.head = String(head);
+    this.headSel.value = this.head;
+    this.pattern = [];
+    const label = this.head === "mean" ? null : this.labelOf(this.layer, Number(this.head));
+    this.showButton.hidden = !label || label === "unlabelled";
+    this.showButton.textContent = label ? `Show me ${label}` : "Show me";
+    this.draw();
+  }
+
+  // Ask the site for a query square showing the head's pattern in this position, and its squares.
+  async showMe() {
+    const node = this.game.nodes[this.node], params = new URLSearchParams({ layer: this.layer, head: this.head, fen: node.fen });
+    const res = await fetch(`${this.page.urls.heads_show}?${params}`, { headers: { Accept: "application/json" } });
+    const body = await res.json();
+    if (!res.ok) { this.statusEl.textContent = body.error || `error ${res.status}`; return; }
+    this.statusEl.textContent = body.note;
+    this.pattern = body.squares;
+    if (body.query !== null) { this._defaultQuery = false; this.query = body.query; }
+    this.mode = "row";
+    document.querySelector('input[name="att-mode"][value="row"]').checked = true;
+    this.draw();
   }
 
   toggle() {
@@ -93,7 +136,12 @@ export class Explorer {
 
   async load() {
     const id = this.node, layer = this.layer, key = `${id}:${layer}`;
-    if (this.cache.has(key)) { this.data = this.cache.get(key); this.draw(); return; }
+    if (this.cache.has(key)) {
+      this.data = this.cache.get(key);
+      this.fillSelectors(this.data.layers, this.data.heads);
+      this.draw();
+      return;
+    }
     this.statusEl.textContent = "computing attention…";
     const url = `${this.page.urls.nodes}${id}/attention/?layer=${layer}`;
     for (let attempt = 0; attempt < 120; attempt++) {
@@ -114,7 +162,8 @@ export class Explorer {
       this.cache.set(key, this.data);
       this.fillSelectors(body.layers, body.heads);
       this.statusEl.textContent = `${body.layers} layers × ${body.heads} heads`;
-      this.draw();
+      this.pickHead(this.head);
+      if (this.showOnLoad) { this.showOnLoad = false; await this.showMe(); }
       return;
     }
     this.statusEl.textContent = "attention is taking too long; is a worker running?";
@@ -125,10 +174,13 @@ export class Explorer {
       this.layerSel.replaceChildren(...Array.from({ length: layers }, (_, i) => new Option(`${i + 1}`, i)));
       this.layerSel.value = this.layer;
     }
-    if (this.headSel.options.length !== heads + 1) {
-      this.headSel.replaceChildren(new Option("mean of heads", "mean"), ...Array.from({ length: heads }, (_, i) => new Option(`${i + 1}`, i)));
+    const name = (h) => { const label = this.labelOf(this.layer, h); return label ? `${h + 1} · ${label}` : `${h + 1}`; };
+    if (this.headSel.options.length !== heads + 1 || this.headSel.dataset.layer !== String(this.layer)) {
+      this.headSel.replaceChildren(new Option("mean of heads", "mean"), ...Array.from({ length: heads }, (_, i) => new Option(name(i), i)));
+      this.headSel.dataset.layer = this.layer;
       this.headSel.value = this.head;
-      this.buildGrid(heads);
+      if (this.minis.length !== heads) this.buildGrid(heads);
+      this.minis.forEach((mini, h) => { mini.svg.parentElement.parentElement.querySelector("figcaption").textContent = `head ${name(h)}`; });
     }
   }
 
@@ -146,7 +198,7 @@ export class Explorer {
       cap.textContent = `head ${h + 1}`;
       cell.appendChild(cap);
       grid.appendChild(cell);
-      const mini = new Board(holder, { coordinates: false, onSquareClick: () => { this.head = String(h); this.headSel.value = h; this.draw(); } });
+      const mini = new Board(holder, { coordinates: false, onSquareClick: () => this.pickHead(h) });
       mini.setFlipped(this.game.flipped);
       mini.setPieceOpacity(0.45);
       this.minis.push(mini);
@@ -213,7 +265,7 @@ export class Explorer {
     const node = this.game.nodes[this.node], next = this.game.nodes[node.children[0]];
     this.board.setPosition(node.fen);
     this.board.setPieceOpacity(0.6);
-    this.board.setMarks({ [this.query]: "query" });
+    this.board.setMarks({ ...Object.fromEntries(this.pattern.map((sq) => [sq, "pattern"])), [this.query]: "query" });
     this.board.setArrows(next ? [{ from: squareIndex(next.uci.slice(0, 2)), to: squareIndex(next.uci.slice(2, 4)), width: 0.2, colour: "#e11d48", opacity: 0.85 }] : []);
     const shared = this.scale === "layer" ? this.layerRange() : null;
     const main = this.values(this.head);
@@ -226,10 +278,11 @@ export class Explorer {
       absolute: "attention probability; colours span 0 to 1" }[this.scale];
     document.getElementById("legend-bar").style.background = `linear-gradient(to right, ${[0, 0.25, 0.5, 0.75, 1].map(colour).join(",")})`;
     const sq = squareName(this.query);
-    const headText = this.head === "mean" ? "mean of heads" : `head ${Number(this.head) + 1}`;
+    const label = this.head === "mean" ? null : this.labelOf(this.layer, Number(this.head));
+    const headText = this.head === "mean" ? "mean of heads" : `head ${Number(this.head) + 1}${label ? ` (${label})` : ""}`;
     document.getElementById("att-caption").textContent =
       `Layer ${this.layer + 1}, ${headText}: ${this.mode === "row" ? `where ${sq} attends` : `which squares attend to ${sq}`}. ` +
-      (next ? `Played: ${next.san}. ` : "") + "Click a square to make it the query; click a mini board to pick its head.";
+      (next ? `Played: ${next.san}. ` : "") + (this.pattern.length ? "Outlined: the pattern's squares. " : "") + "Click a square to make it the query; click a mini board to pick its head.";
     this.drawMatrix();
     this.minis.forEach((mini, h) => {
       mini.setPosition(node.fen);
@@ -241,5 +294,5 @@ export class Explorer {
   }
 
   // A clicked square becomes the query and stays so when the user steps through plies.
-  setQuery(sq) { this._defaultQuery = false; this.query = sq; this.draw(); }
+  setQuery(sq) { this._defaultQuery = false; this.query = sq; this.pattern = []; this.draw(); }
 }

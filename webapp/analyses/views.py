@@ -23,6 +23,7 @@ from webapp.analyses.models import AttentionMap
 from webapp.analyses.ownership import owns, remember_owner, visible_jobs
 from webapp.analyses.results import job_snapshot
 from webapp.analyses.searches import SEARCHES
+from webapp.networks.atlas import ready_atlas
 from webapp.networks.models import Network
 
 RECENT = 12
@@ -84,12 +85,14 @@ def job_page(request: HttpRequest, job_id: str) -> HttpResponse:
         "root_label": job.root_label,
         "network": {"name": job.network.name, "has_wdl": caps.wdl, "has_policy": caps.policy,
                     "has_attention": caps.attention is not None, "attention": caps.attention,
-                    "untrained": job.network.is_untrained},
+                    "untrained": job.network.is_untrained, "head_labels": _head_labels(job.network)},
         "search": {"name": job.search, "budget": job.budget, "unit": SEARCHES[job.search].budget_unit
                    if job.search in SEARCHES else ""},
         "can_cancel": owns(request, job),
         "urls": {"ws": f"/ws/jobs/{job.id}/", "state": reverse("job_state", args=[job.id]),
-                 "nodes": f"/api/jobs/{job.id}/nodes/", "board_svg": f"/jobs/{job.id}/nodes/"},
+                 "nodes": f"/api/jobs/{job.id}/nodes/", "board_svg": f"/jobs/{job.id}/nodes/",
+                 "heads_show": reverse("head_show", args=[job.network.name]),
+                 "atlas": reverse("head_atlas", args=[job.network.name])},
     }
     valuer = "the material count" if job.network.kind == Network.Kind.MATERIAL else "the network"
     return render(request, "analyses/job.html", {"job": job, "network": job.network, "page": page,
@@ -97,6 +100,12 @@ def job_page(request: HttpRequest, job_id: str) -> HttpResponse:
                                                   "piece_defs": _piece_defs(),
                                                   "judgement_legend": judgement_legend(job.search, valuer),
                                                   "judgement_legend_short": short_legend(job.search, valuer)})
+
+
+def _head_labels(network: Network) -> list[list[str]] | None:
+    """The head atlas's labels (layers x heads) for the explorer's head picker, once computed."""
+    atlas = ready_atlas(network) if network.caps.attention else None
+    return atlas.labels if atlas else None
 
 
 @require_GET

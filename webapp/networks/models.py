@@ -117,3 +117,29 @@ def human_count(n: int) -> str:
         if n >= size:
             return f"{n / size:.1f}{unit}"
     return str(n)
+
+
+class HeadAtlas(models.Model):
+    """A network's head atlas (``analysis.heads``): computed once by a worker, in the background,
+    with its progress, because a large network takes minutes."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "queued"
+        RUNNING = "running", "running"
+        READY = "ready", "ready"
+        FAILED = "failed", "failed"
+
+    network = models.OneToOneField(Network, on_delete=models.CASCADE, related_name="head_atlas")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    done = models.IntegerField(default=0, help_text="Positions scored so far")
+    total = models.IntegerField(default=0, help_text="Positions to score")
+    data = models.JSONField(default=dict, blank=True, help_text="analysis.heads.HeadAtlas.to_dict()")
+    error = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"head atlas of {self.network.name} ({self.status})"
+
+    @property
+    def percent(self) -> int:
+        return int(100 * self.done / self.total) if self.total else 0

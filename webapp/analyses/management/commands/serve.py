@@ -59,10 +59,12 @@ class Command(BaseCommand):
                 children.append(SupervisedChild("redis", lambda: redis_server.start().process, self._log,
                                                 process=redis_server.process, started_at=time.monotonic()))
             call_command("migrate", interactive=False, verbosity=0)
+            from webapp.networks.atlas import request_atlas
             from webapp.networks.shipped import register_shipped
 
             for network in register_shipped():
                 network.refresh_from_db()
+                request_atlas(network)  # queued for the worker started below, once per network
                 self.stdout.write(f"network: {network.display_label}" + ("  [default]" if network.is_default else ""))
             env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "webapp.settings"),
                    "SIGHTLINE_SERVE_STATIC": "1", "PYTHONUNBUFFERED": "1"}

@@ -1,0 +1,37 @@
+// Head atlas page: thumbnails of each head's mean map, the label filter, and the per-layer
+// counts of each label as a stacked plotly bar chart.
+import { colour } from "./explorer.js";
+
+// One head's 64 values on an 8 x 8 canvas, a8 at the top left, the query square (d4) outlined.
+function thumbnail(canvas, values, query) {
+  const ctx = canvas.getContext("2d"), cell = canvas.width / 8;
+  const high = Math.max(...values), low = Math.min(...values), span = high - low;
+  values.forEach((v, sq) => {
+    ctx.fillStyle = colour(span > 0 ? (v - low) / span : 0.5);
+    ctx.fillRect((sq % 8) * cell, (7 - Math.floor(sq / 8)) * cell, cell, cell);
+  });
+  ctx.strokeStyle = "#e11d48";
+  ctx.strokeRect((query % 8) * cell + 0.5, (7 - Math.floor(query / 8)) * cell + 0.5, cell - 1, cell - 1);
+}
+
+function chart(data) {
+  const layers = Array.from({ length: data.layers }, (_, i) => i + 1);
+  const traces = data.vocabulary.filter((label) => data.counts[label])
+    .map((label) => ({ type: "bar", name: label, x: layers, y: data.counts[label] }));
+  window.Plotly.newPlot("atlas-chart", traces, {
+    barmode: "stack", height: 320, margin: { t: 10, r: 10, b: 40, l: 40 },
+    xaxis: { title: { text: "layer" }, dtick: 1 }, yaxis: { title: { text: "heads" } },
+  }, { displayModeBar: false, responsive: true });
+}
+
+export function startAtlas(data) {
+  document.querySelectorAll(".atlas-cell").forEach((cell) => {
+    thumbnail(cell.querySelector("canvas"), data.thumbnails[cell.dataset.layer][cell.dataset.head], 27);
+  });
+  document.getElementById("atlas-filter").addEventListener("change", (e) => {
+    document.querySelectorAll(".atlas-cell").forEach((cell) => {
+      cell.classList.toggle("dimmed", Boolean(e.target.value) && cell.dataset.label !== e.target.value);
+    });
+  });
+  if (window.Plotly) chart(data);
+}

@@ -1,0 +1,147 @@
+"""The head atlas on the site: computed by a worker task or the command, its page, the jump into
+the explorer, "show me", and the bad inputs of each (a message and a 4xx)."""
+
+from __future__ import annotations
+
+import json
+
+import chess
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from webapp.networks.models import HeadAtlas, Network
+from workers import tasks
+
+
+@pytest.fixture
+def atlas_network(tiny_network):
+    call_command("head_atlas", tiny_network.name, "--positions", "8", stdout=open("/dev/null", "w"))
+    return tiny_network
+
+
+def test_the_command_stores_an_atlas_with_a_label_for_every_head(atlas_network):
+    row = HeadAtlas.objects.get(network=atlas_network)
+    assert row.status == HeadAtlas.Status.READY and (row.done, row.total) == (8, 8)
+    assert len(row.data["labels"]) == 2 and len(row.data["labels"][0]) == 4 and row.data["positions"] == 8
+
+
+def test_the_command_refuses_what_has_no_atlas(material_network, db):
+    with pytest.raises(CommandError, match="has no attention maps"):
+        call_command("head_atlas", "material")
+    with pytest.raises(CommandError, match="unknown network"):
+        call_command("head_atlas", "nope")
+    with pytest.raises(CommandError, match="--positions"):
+        call_command("head_atlas", "material", "--positions", "0")
+
+
+def test_a_checked_upload_queues_its_atlas_and_the_task_computes_it(
+        tiny_network, monkeypatch, django_capture_on_commit_callbacks, settings):
+    sent = []
+    monkeypatch.setattr(tasks.compute_head_atlas, "apply_async", lambda args, queue: sent.append((args[0], queue)))
+    Network.objects.filter(pk=tiny_network.pk).update(status=Network.Status.CHECKING)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert tasks.check_network.run(tiny_network.pk) == Network.Status.READY
+    assert sent == [(tiny_network.pk, "cpu")]
+    assert HeadAtlas.objects.get(network=tiny_network).status == HeadAtlas.Status.QUEUED
+    from webapp.networks import atlas
+
+    monkeypatch.setattr(atlas.compute_and_store, "__defaults__", (_small_config(), None))  # 4 positions, not 256
+    assert tasks.compute_head_atlas.run(tiny_network.pk) == HeadAtlas.Status.READY
+    assert tasks.compute_head_atlas.run(10 ** 6) == "missing"
+
+
+def _small_config():
+    from analysis.heads import AtlasConfig
+
+    return AtlasConfig(positions=4)
+
+
+def test_a_broker_that_is_down_is_said_on_the_atlas(tiny_network, monkeypatch, django_capture_on_commit_callbacks):
+    from webapp.networks.atlas import request_atlas
+
+    def down(*args, **kwargs):
+        raise OSError("connection refused")
+
+    monkeypatch.setattr(tasks.compute_head_atlas, "apply_async", down)
+    with django_capture_on_commit_callbacks(execute=True):
+        request_atlas(tiny_network)
+    row = HeadAtlas.objects.get(network=tiny_network)
+    assert row.status == HeadAtlas.Status.FAILED and "could not reach the workers" in row.error
+
+
+def test_the_atlas_page_shows_the_grid_filters_and_chart(client, atlas_network):
+    page = client.get(f"/networks/{atlas_network.name}/heads/").content.decode()
+    assert page.count('class="atlas-cell') == 8 and 'id="atlas-filter"' in page and "vendor/plotly.min.js" in page
+    data = json.loads(page.split('id="atlas-data" type="application/json">')[1].split("</script>")[0])
+    assert data["layers"] == 2 and sum(sum(c) for c in data["counts"].values()) == 8
+    assert len(data["thumbnails"][1][3]) == 64
+    assert "head atlas" in client.get(f"/networks/{atlas_network.name}/").content.decode()
+
+
+def test_the_atlas_page_shows_progress_until_ready(client, tiny_network):
+    assert "No head atlas yet" in client.get(f"/networks/{tiny_network.name}/heads/").content.decode()
+    HeadAtlas.objects.create(network=tiny_network, status=HeadAtlas.Status.RUNNING, done=64, total=256)
+    page = client.get(f"/networks/{tiny_network.name}/heads/").content.decode()
+    assert "64 of 256 positions" in page and 'value="25"' in page and 'hx-trigger="every 2s"' in page
+    HeadAtlas.objects.filter(network=tiny_network).update(status=HeadAtlas.Status.FAILED, error="boom")
+    assert "failed: boom" in client.get(f"/networks/{tiny_network.name}/heads/").content.decode()
+
+
+def test_polling_a_finished_atlas_reloads_the_page(client, atlas_network):
+    response = client.get(f"/networks/{atlas_network.name}/heads/", HTTP_HX_REQUEST="true")
+    assert response.status_code == 200 and response["HX-Refresh"] == "true"
+
+
+def test_atlas_pages_of_other_networks(client, material_network):
+    assert "has no attention maps" in client.get("/networks/material/heads/").content.decode()
+    assert client.get("/networks/nope/heads/").status_code == 404
+
+
+def test_an_atlas_cell_opens_the_explorer_on_its_head(client, atlas_network, monkeypatch,
+                                                      django_capture_on_commit_callbacks):
+    monkeypatch.setattr("workers.tasks.run_analysis.apply_async", lambda *a, **k: None)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/networks/{atlas_network.name}/heads/explore/", {"head": "1.2"})
+    assert response.status_code == 302 and response["Location"].endswith("?layer=1&head=2&showme=1")
+    page = client.get(response["Location"]).content.decode()
+    data = json.loads(page.split('id="page-data" type="application/json">')[1].split("</script>")[0])
+    assert data["network"]["head_labels"] == HeadAtlas.objects.get(network=atlas_network).data["labels"]
+    assert data["urls"]["heads_show"] == f"/networks/{atlas_network.name}/heads/show/"
+
+
+@pytest.mark.parametrize("head, message", [("", "as numbers"), ("1", "as numbers"), ("x.y", "as numbers"),
+                                           ("2.0", "layers 0 to 1 and heads 0 to 3"), ("0.-1", "heads 0 to 3")])
+def test_explore_refuses_a_bad_head(client, atlas_network, head, message):
+    response = client.post(f"/networks/{atlas_network.name}/heads/explore/", {"head": head})
+    assert response.status_code == 400 and message in response.content.decode()
+
+
+def test_explore_refuses_a_network_without_attention_and_a_get(client, material_network, atlas_network):
+    assert client.post("/networks/material/heads/explore/", {"head": "0.0"}).status_code == 400
+    assert client.get(f"/networks/{atlas_network.name}/heads/explore/").status_code == 405
+
+
+def test_show_me_answers_the_label_query_and_squares(client, atlas_network):
+    row = HeadAtlas.objects.get(network=atlas_network)
+    row.data["labels"][0][1] = "knight-moves"
+    row.save()
+    fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 3 3"
+    body = client.get(f"/networks/{atlas_network.name}/heads/show/", {"layer": 0, "head": 1, "fen": fen}).json()
+    assert body["label"] == "knight-moves" and len(body["squares"]) == 8
+    assert body["query"] in (chess.D5, chess.E5, chess.D4, chess.E4, chess.C6)
+
+
+@pytest.mark.parametrize("params, status, message", [
+    ({"layer": 0, "head": 0, "fen": "not a fen"}, 400, ""),
+    ({"layer": 9, "head": 0, "fen": chess.STARTING_FEN}, 400, "layers 0 to 1"),
+    ({"head": 0, "fen": chess.STARTING_FEN}, 400, "as numbers"),
+])
+def test_show_me_refuses_bad_input(client, atlas_network, params, status, message):
+    response = client.get(f"/networks/{atlas_network.name}/heads/show/", params)
+    assert response.status_code == status and message in response.json()["error"]
+
+
+def test_show_me_before_the_atlas_is_ready(client, tiny_network):
+    response = client.get(f"/networks/{tiny_network.name}/heads/show/", {"layer": 0, "head": 0, "fen": chess.STARTING_FEN})
+    assert response.status_code == 409 and "not ready" in response.json()["error"]

@@ -1,0 +1,77 @@
+"""Head atlases on the site: queue one for a network, compute and store it (in a worker or the
+``head_atlas`` command), and read it back for the pages."""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+
+from analysis.heads import AtlasConfig, HeadAtlas, compute_atlas
+from webapp.networks.models import HeadAtlas as HeadAtlasRow
+from webapp.networks.models import Network
+
+log = logging.getLogger(__name__)
+
+
+def wants_atlas(network: Network) -> bool:
+    return network.kind == Network.Kind.CHECKPOINT and network.caps.attention is not None
+
+
+def request_atlas(network: Network, *, again: bool = False) -> HeadAtlasRow | None:
+    """Queue the atlas of ``network`` unless it has one (or one is on its way, or ``again``);
+    None for a network without attention. A broker that cannot be reached is recorded as the error."""
+    if not wants_atlas(network):
+        return None
+    row, created = HeadAtlasRow.objects.get_or_create(network=network)
+    if not (created or again or row.status == HeadAtlasRow.Status.FAILED):
+        return row
+    HeadAtlasRow.objects.filter(pk=row.pk).update(status=HeadAtlasRow.Status.QUEUED, done=0, total=0, error="")
+    transaction.on_commit(lambda: _dispatch(network))
+    row.refresh_from_db()
+    return row
+
+
+def _dispatch(network: Network) -> None:
+    from workers.tasks import compute_head_atlas
+
+    try:
+        compute_head_atlas.apply_async(args=[network.pk], queue=network.queue)
+    except Exception as exc:  # the broker is down: say so on the page rather than wait forever
+        log.exception("could not queue the head atlas of %s", network.name)
+        HeadAtlasRow.objects.filter(network=network).update(
+            status=HeadAtlasRow.Status.FAILED, error=f"could not reach the workers ({type(exc).__name__})")
+
+
+def compute_and_store(network: Network, config: AtlasConfig = AtlasConfig(), device: str | None = None) -> HeadAtlasRow:
+    """Compute the atlas here and now (a worker's task, or the management command), with progress."""
+    from analysis.checkpoint import load_evaluator
+
+    row, _ = HeadAtlasRow.objects.get_or_create(network=network)
+    _update(row, status=HeadAtlasRow.Status.RUNNING, done=0, total=config.positions, error="")
+    try:
+        evaluator = load_evaluator(network.path, device, name=network.name)
+        atlas = compute_atlas(evaluator, config, progress=lambda done, total: _update(row, done=done, total=total))
+    except Exception as exc:
+        log.exception("head atlas of %s failed", network.name)
+        _update(row, status=HeadAtlasRow.Status.FAILED, error=f"{type(exc).__name__}: {exc}")
+        raise
+    _update(row, status=HeadAtlasRow.Status.READY, data=atlas.to_dict())
+    row.refresh_from_db()
+    return row
+
+
+def _update(row: HeadAtlasRow, **fields) -> None:
+    HeadAtlasRow.objects.filter(pk=row.pk).update(**fields)
+
+
+def ready_atlas(network: Network) -> HeadAtlas | None:
+    row = HeadAtlasRow.objects.filter(network=network, status=HeadAtlasRow.Status.READY).first()
+    return HeadAtlas.from_dict(row.data) if row else None
+
+
+def atlas_rows(atlas: HeadAtlas) -> list[list[dict]]:
+    """The grid's cells, layer by layer: label, its lift (none for unlabelled) and static-ness."""
+    return [[{"layer": layer, "head": head, "label": label, "static": atlas.static[layer][head],
+              "lift": atlas.lift[label][layer][head] if label in atlas.lift else None}
+             for head, label in enumerate(row)] for layer, row in enumerate(atlas.labels)]

@@ -1,0 +1,106 @@
+"""The head atlas page, the jump from an atlas cell into the explorer, and "show me"."""
+
+from __future__ import annotations
+
+import chess
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from analysis.heads import LABELS, show_me
+from analysis.heads.patterns import PATTERNS
+from analysis.positions import board_from_input
+from webapp.analyses.gameinput import parse_fen
+from webapp.analyses.jobs import BrokerUnavailable, create_job
+from webapp.analyses.ownership import remember_owner
+from webapp.analyses.searches import SEARCHES
+from webapp.networks.atlas import atlas_rows, ready_atlas, wants_atlas
+from webapp.networks.models import HeadAtlas, Network
+
+# The explorer's position when it is opened from the atlas: a Ruy Lopez middlegame with every
+# piece type of both sides on the board and open lines, so most patterns can show.
+EXPLORE_FEN = "r1bqk2r/1pppbppp/p1n2n2/4p3/B3P3/5N2/PPPP1PPP/RNBQ1RK1 w kq - 4 6"
+
+
+def _network(name: str) -> Network:
+    network = Network.objects.filter(name=name).first()
+    if network is None:
+        raise Http404(f"Unknown network {name!r}.")
+    return network
+
+
+@require_GET
+def atlas_page(request: HttpRequest, name: str) -> HttpResponse:
+    """The atlas, or its progress (an htmx fragment the page polls until the atlas is ready)."""
+    network = _network(name)
+    row = HeadAtlas.objects.filter(network=network).first()
+    atlas = ready_atlas(network)
+    if request.htmx:
+        response = render(request, "networks/_atlas_status.html", {"network": network, "row": row})
+        if atlas is not None:
+            response["HX-Refresh"] = "true"
+        return response
+    context = {"network": network, "row": row, "has_attention": wants_atlas(network), "atlas": atlas,
+               "rows": atlas_rows(atlas) if atlas else [], "labels": [l for l in LABELS if atlas and l in atlas.counts()],
+               "page": {"counts": atlas.counts() if atlas else {}, "thumbnails": atlas.thumbnails if atlas else [],
+                        "layers": atlas.layers if atlas else 0, "vocabulary": list(LABELS)}}
+    return render(request, "networks/atlas.html", context)
+
+
+def _bad(message: str, status: int = 400) -> JsonResponse:
+    return JsonResponse({"error": message}, status=status)
+
+
+def _head(network: Network, layer: str | None, head: str | None) -> tuple[int, int]:
+    """(layer, head) from 0, checked against the network's shape (ValueError says what is wrong)."""
+    shape = network.caps.attention
+    if shape is None:
+        raise ValueError(f"{network.name} has no attention maps")
+    try:
+        l, h = int(layer), int(head)
+    except (TypeError, ValueError):
+        raise ValueError("give the layer and the head as numbers (from 0)") from None
+    if not (0 <= l < shape[0] and 0 <= h < shape[1]):
+        raise ValueError(f"{network.name} has layers 0 to {shape[0] - 1} and heads 0 to {shape[1] - 1}")
+    return l, h
+
+
+@require_POST
+def explore_head(request: HttpRequest, name: str) -> HttpResponse:
+    """Open the explorer on one head: a job on ``EXPLORE_FEN``, then its page at that head."""
+    network = _network(name)
+    layer, _, head = (request.POST.get("head") or "").partition(".")
+    try:
+        l, h = _head(network, layer, head)
+    except ValueError as exc:
+        return HttpResponse(str(exc), status=400, content_type="text/plain")
+    if network.status != Network.Status.READY:
+        return HttpResponse(f"{network.name} is not ready for analysis", status=409, content_type="text/plain")
+    search = "policy" if network.caps.policy else "value"
+    try:
+        job = create_job(parse_fen(EXPLORE_FEN), network, search, SEARCHES[search].budget_default)
+    except BrokerUnavailable:
+        return HttpResponse("The workers cannot be reached; try again shortly.", status=503, content_type="text/plain")
+    remember_owner(request, job)
+    return redirect(f"{reverse('job', args=[job.id])}?layer={l}&head={h}&showme=1")
+
+
+@require_GET
+def show_head(request: HttpRequest, name: str) -> JsonResponse:
+    """``?layer=&head=&fen=``: the head's label, a query square that shows it, the pattern's squares."""
+    network = _network(name)
+    try:
+        l, h = _head(network, request.GET.get("layer"), request.GET.get("head"))
+        board = board_from_input(request.GET.get("fen") or "", [])
+    except ValueError as exc:
+        return _bad(str(exc))
+    atlas = ready_atlas(network)
+    if atlas is None:
+        return _bad(f"the head atlas of {network.name} is not ready yet", status=409)
+    label = atlas.labels[l][h]
+    if label not in PATTERNS:
+        return JsonResponse({"label": label, "query": None, "squares": [],
+                             "note": f"layer {l + 1} head {h + 1} follows none of the patterns"})
+    shown = show_me(board, label)
+    return JsonResponse({"label": label, "query": shown.query, "squares": shown.squares, "note": shown.note})
