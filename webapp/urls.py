@@ -17,6 +17,7 @@ urlpatterns = [
     path("api/", include("webapp.api.urls")),
     path("networks/<slug:name>/", network_views.network_panel, name="network"),
     path("networks/<slug:name>/heads/", heads_views.atlas_page, name="head_atlas"),
+    path("networks/<slug:name>/heads/compute/", heads_views.compute_atlas, name="head_compute"),
     path("networks/<slug:name>/heads/explore/", heads_views.explore_head, name="head_explore"),
     path("networks/<slug:name>/heads/show/", heads_views.show_head, name="head_show"),
     path("admin/", admin.site.urls),

@@ -76,6 +76,6 @@ def compute_head_atlas(network_id: int) -> str:
     if network is None:
         return "missing"
     try:
-        return compute_and_store(network).status
+        return compute_and_store(network, evaluator=models.get(network)).status
     except Exception:
         return "failed"

@@ -234,6 +234,41 @@ def test_paste_watch_navigate_explore(live_site, browser):
     page.close()
 
 
+def test_head_atlas_and_the_jump_to_a_head(live_site, browser):
+    """cf-tiny is untrained, so serve queued no atlas for it: the page's button queues one, the
+    page shows its progress, then the grid; a cell opens the explorer on its head, and "show me"
+    outlines the head's pattern."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(live_site["base"] + "networks/cf-tiny/heads/")
+    page.click("#atlas-compute")
+    page.wait_for_function("document.querySelectorAll('.atlas-cell').length === 8", timeout=180_000)
+    page.wait_for_selector("#atlas-chart .main-svg")  # the plotly chart of labels per layer
+    labels = page.eval_on_selector_all(".atlas-cell", "cells => cells.map(c => c.dataset.label)")
+    page.select_option("#atlas-filter", labels[0])
+    assert page.locator(".atlas-cell.dimmed").count() == sum(label != labels[0] for label in labels)
+    page.select_option("#atlas-filter", "")
+    shot(page, "08-head-atlas")
+    # A labelled head if the atlas has one (show me needs a pattern), else the last head.
+    index = next((i for i, label in enumerate(labels) if label != "unlabelled"), len(labels) - 1)
+    cell = page.locator(".atlas-cell").nth(index)
+    layer, head = (int(x) for x in cell.get_attribute("value").split("."))
+    cell.click()
+    page.wait_for_url("**/jobs/**")
+    page.wait_for_function("document.querySelectorAll('#att-grid .mini').length === 4", timeout=60_000)
+    page.wait_for_function(f"document.querySelector('#att-caption').textContent.includes('Layer {layer + 1}, head {head + 1} ({labels[index]})')")
+    assert page.input_value("#att-layer") == str(layer) and page.input_value("#att-head") == str(head)
+    assert labels[index] in page.inner_text("#att-head option:checked")
+    if labels[index] != "unlabelled":
+        page.wait_for_function("document.querySelector('#att-caption').textContent.includes('Outlined')")
+        assert page.locator("#att-board rect.pattern").count() > 0
+        assert page.is_visible("#att-showme")
+    shot(page, "09-explorer-from-atlas")
+    assert errors == []
+    page.close()
+
+
 # Opens a websocket, sends ``text`` once open (unless null), and resolves with the close code
 # and the kinds of the messages that arrived before it.
 CLOSE_CODE_JS = """([url, text]) => new Promise((resolve) => {

@@ -46,7 +46,7 @@ def test_a_checked_upload_queues_its_atlas_and_the_task_computes_it(
     assert HeadAtlas.objects.get(network=tiny_network).status == HeadAtlas.Status.QUEUED
     from webapp.networks import atlas
 
-    monkeypatch.setattr(atlas.compute_and_store, "__defaults__", (_small_config(), None))  # 4 positions, not 256
+    monkeypatch.setattr(atlas.compute_and_store, "__defaults__", (_small_config(), None, None))  # 4 positions, not 256
     assert tasks.compute_head_atlas.run(tiny_network.pk) == HeadAtlas.Status.READY
     assert tasks.compute_head_atlas.run(10 ** 6) == "missing"
 
@@ -145,3 +145,21 @@ def test_show_me_refuses_bad_input(client, atlas_network, params, status, messag
 def test_show_me_before_the_atlas_is_ready(client, tiny_network):
     response = client.get(f"/networks/{tiny_network.name}/heads/show/", {"layer": 0, "head": 0, "fen": chess.STARTING_FEN})
     assert response.status_code == 409 and "not ready" in response.json()["error"]
+
+
+def test_the_atlas_page_button_queues_an_atlas(client, tiny_network, material_network, monkeypatch,
+                                              django_capture_on_commit_callbacks):
+    sent = []
+    monkeypatch.setattr(tasks.compute_head_atlas, "apply_async", lambda args, queue: sent.append(args[0]))
+    assert 'id="atlas-compute"' in client.get(f"/networks/{tiny_network.name}/heads/").content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/networks/{tiny_network.name}/heads/compute/")
+    assert response.status_code == 302 and sent == [tiny_network.pk]
+    page = client.get(response["Location"]).content.decode()
+    assert "queued" in page and 'id="atlas-compute"' not in page
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/networks/{tiny_network.name}/heads/compute/")
+    assert sent == [tiny_network.pk]  # once: it is on its way
+    refused = client.post("/networks/material/heads/compute/")
+    assert refused.status_code == 400 and "no attention maps" in refused.content.decode()
+    assert client.get(f"/networks/{tiny_network.name}/heads/compute/").status_code == 405

@@ -43,14 +43,16 @@ def _dispatch(network: Network) -> None:
             status=HeadAtlasRow.Status.FAILED, error=f"could not reach the workers ({type(exc).__name__})")
 
 
-def compute_and_store(network: Network, config: AtlasConfig = AtlasConfig(), device: str | None = None) -> HeadAtlasRow:
-    """Compute the atlas here and now (a worker's task, or the management command), with progress."""
+def compute_and_store(network: Network, config: AtlasConfig = AtlasConfig(), device: str | None = None,
+                      evaluator=None) -> HeadAtlasRow:
+    """Compute the atlas here and now, with progress: in a worker (``evaluator`` from its model
+    cache, sharing the loaded network and its thread settings) or in the command (loaded here)."""
     from analysis.checkpoint import load_evaluator
 
     row, _ = HeadAtlasRow.objects.get_or_create(network=network)
     _update(row, status=HeadAtlasRow.Status.RUNNING, done=0, total=config.positions, error="")
     try:
-        evaluator = load_evaluator(network.path, device, name=network.name)
+        evaluator = evaluator or load_evaluator(network.path, device, name=network.name)
         atlas = compute_atlas(evaluator, config, progress=lambda done, total: _update(row, done=done, total=total))
     except Exception as exc:
         log.exception("head atlas of %s failed", network.name)

@@ -15,7 +15,7 @@ from webapp.analyses.gameinput import parse_fen
 from webapp.analyses.jobs import BrokerUnavailable, create_job
 from webapp.analyses.ownership import remember_owner
 from webapp.analyses.searches import SEARCHES
-from webapp.networks.atlas import atlas_rows, ready_atlas, wants_atlas
+from webapp.networks.atlas import atlas_rows, ready_atlas, request_atlas, wants_atlas
 from webapp.networks.models import HeadAtlas, Network
 
 # The explorer's position when it is opened from the atlas: a Ruy Lopez middlegame with every
@@ -46,6 +46,19 @@ def atlas_page(request: HttpRequest, name: str) -> HttpResponse:
                "page": {"counts": atlas.counts() if atlas else {}, "thumbnails": atlas.thumbnails if atlas else [],
                         "layers": atlas.layers if atlas else 0, "vocabulary": list(LABELS)}}
     return render(request, "networks/atlas.html", context)
+
+
+@require_POST
+def compute_atlas(request: HttpRequest, name: str) -> HttpResponse:
+    """Queue the atlas of a network that has none (or whose last one failed); then show its progress."""
+    network = _network(name)
+    if not wants_atlas(network):
+        return HttpResponse(f"{network.name} has no attention maps, so it has no head atlas", status=400,
+                            content_type="text/plain")
+    if network.status != Network.Status.READY:
+        return HttpResponse(f"{network.name} is not ready yet", status=409, content_type="text/plain")
+    request_atlas(network)
+    return redirect("head_atlas", name=network.name)
 
 
 def _bad(message: str, status: int = 400) -> JsonResponse:

@@ -64,7 +64,8 @@ class Command(BaseCommand):
 
             for network in register_shipped():
                 network.refresh_from_db()
-                request_atlas(network)  # queued for the worker started below, once per network
+                if network.trained:  # queued for the worker started below, once per network
+                    request_atlas(network)
                 self.stdout.write(f"network: {network.display_label}" + ("  [default]" if network.is_default else ""))
             env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "webapp.settings"),
                    "SIGHTLINE_SERVE_STATIC": "1", "PYTHONUNBUFFERED": "1"}
