@@ -43,7 +43,7 @@ def live_site(tmp_path_factory, tiny_checkpoint):
     process = subprocess.Popen([sys.executable, "manage.py", "serve", "--port", str(port), "--concurrency", "2"],
                                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + 300  # a loaded 2-core machine took over 2 minutes to start serve
     while True:
         try:
             with urllib.request.urlopen(base, timeout=2) as response:
