@@ -112,6 +112,13 @@ def test_cli_refuses_a_missing_file(tmp_path, capsys):
     assert "none.safetensors" in capsys.readouterr().err
 
 
+def test_an_evaluator_without_attention_has_no_atlas():
+    from analysis.evaluator import MaterialEvaluator
+
+    with pytest.raises(ValueError, match="has no attention maps"):
+        compute_atlas(MaterialEvaluator())
+
+
 def test_the_sample_is_fixed_and_mixed():
     boards = load_sample()
     assert len(boards) == SAMPLE_SIZE and all(b.is_valid() for b in boards)

@@ -89,10 +89,14 @@ def compute_atlas(evaluator, config: AtlasConfig = AtlasConfig(), progress: Prog
 
 def build_atlas(scores: HeadScores, thumbnails: np.ndarray, rule: LabelRule = LabelRule()) -> HeadAtlas:
     layers, heads = scores.static.shape
-    per_pattern = lambda values: {name: _rounded(values[:, :, i], 3) for i, name in enumerate(PATTERNS)}
-    return HeadAtlas(layers=layers, heads=heads, labels=scores.labels(rule), lift=per_pattern(scores.lift),
-                     mass=per_pattern(scores.mass), static=_rounded(scores.static, 3),
+    return HeadAtlas(layers=layers, heads=heads, labels=scores.labels(rule), lift=_per_pattern(scores.lift),
+                     mass=_per_pattern(scores.mass), static=_rounded(scores.static, 3),
                      thumbnails=_rounded(thumbnails, 4), positions=scores.positions, rule=asdict(rule))
+
+
+def _per_pattern(values: np.ndarray) -> dict[str, list]:
+    """(L, H, P) -> {pattern: L x H lists}."""
+    return {name: _rounded(values[:, :, i], 3) for i, name in enumerate(PATTERNS)}
 
 
 def _rounded(values: np.ndarray, digits: int) -> list:
