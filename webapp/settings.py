@@ -241,6 +241,8 @@ SIGHTLINE_DEVICE = os.environ.get("SIGHTLINE_DEVICE", "auto")
 SIGHTLINE_TORCH_THREADS = int(os.environ.get("SIGHTLINE_TORCH_THREADS", "1"))
 # Positions per forward pass in the evaluation phase of a job.
 SIGHTLINE_BATCH_SIZE = int(os.environ.get("SIGHTLINE_BATCH_SIZE", "64"))
+# Positions of the fixed sample a worker scores a network's head atlas on (analysis.heads; at most 256).
+SIGHTLINE_ATLAS_POSITIONS = int(os.environ.get("SIGHTLINE_ATLAS_POSITIONS", "256"))
 # Where `serve` looks for shipped networks to register.
 SIGHTLINE_WEIGHTS_DIR = Path(os.environ.get("SIGHTLINE_WEIGHTS_DIR", BASE_DIR / "weights"))
 

@@ -69,13 +69,17 @@ def check_network(network_id: int) -> str:
 def compute_head_atlas(network_id: int) -> str:
     """Score every attention head of a network over the position sample and store its atlas
     (minutes for a large network: a background job whose progress the network's atlas page shows)."""
+    from django.conf import settings
+
+    from analysis.heads import AtlasConfig
     from webapp.networks.atlas import compute_and_store
     from webapp.networks.models import Network
 
     network = Network.objects.filter(pk=network_id).first()
     if network is None:
         return "missing"
+    config = AtlasConfig(positions=settings.SIGHTLINE_ATLAS_POSITIONS)
     try:
-        return compute_and_store(network, evaluator=models.get(network)).status
+        return compute_and_store(network, config, evaluator=models.get(network)).status
     except Exception:
         return "failed"

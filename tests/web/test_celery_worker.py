@@ -141,13 +141,14 @@ def test_scale_out_path_on_postgresql_and_system_redis():
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_a_worker_checks_an_uploaded_network(celery_on, tiny_checkpoint):
+def test_a_worker_checks_an_uploaded_network(celery_on, tiny_checkpoint, settings):
     from django.core.files import File
 
     from analysis.checkpoint import file_sha256
     from webapp.networks.admin import dispatch_check
     from webapp.networks.models import Network
 
+    settings.SIGHTLINE_ATLAS_POSITIONS = 8
     network = Network(name="uploaded", checksum=file_sha256(tiny_checkpoint), queue=Network.Queue.CPU)
     with Path(tiny_checkpoint).open("rb") as handle:
         network.file.save("upload.safetensors", File(handle), save=True)
@@ -159,3 +160,12 @@ def test_a_worker_checks_an_uploaded_network(celery_on, tiny_checkpoint):
         network.refresh_from_db()
     assert network.status == Network.Status.READY, network.status_message
     assert network.preset == "cf-tiny" and Network.objects.offered().filter(pk=network.pk).exists()
+    # Then the same worker scores its heads (8 positions here): the atlas is stored before it stops.
+    from webapp.networks.models import HeadAtlas
+
+    while time.monotonic() < deadline and not HeadAtlas.objects.filter(
+            network=network, status__in=[HeadAtlas.Status.READY, HeadAtlas.Status.FAILED]).exists():
+        time.sleep(0.2)
+    atlas = HeadAtlas.objects.get(network=network)
+    assert atlas.status == HeadAtlas.Status.READY, atlas.error
+    assert atlas.data["positions"] == 8 and len(atlas.data["labels"]) == 2

@@ -44,17 +44,10 @@ def test_a_checked_upload_queues_its_atlas_and_the_task_computes_it(
         assert tasks.check_network.run(tiny_network.pk) == Network.Status.READY
     assert sent == [(tiny_network.pk, "cpu")]
     assert HeadAtlas.objects.get(network=tiny_network).status == HeadAtlas.Status.QUEUED
-    from webapp.networks import atlas
-
-    monkeypatch.setattr(atlas.compute_and_store, "__defaults__", (_small_config(), None, None))  # 4 positions, not 256
+    settings.SIGHTLINE_ATLAS_POSITIONS = 4
     assert tasks.compute_head_atlas.run(tiny_network.pk) == HeadAtlas.Status.READY
+    assert HeadAtlas.objects.get(network=tiny_network).data["positions"] == 4
     assert tasks.compute_head_atlas.run(10 ** 6) == "missing"
-
-
-def _small_config():
-    from analysis.heads import AtlasConfig
-
-    return AtlasConfig(positions=4)
 
 
 def test_a_broker_that_is_down_is_said_on_the_atlas(tiny_network, monkeypatch, django_capture_on_commit_callbacks):
