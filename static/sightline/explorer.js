@@ -53,7 +53,7 @@ export class Explorer {
     this.showButton = document.getElementById("att-showme");
     this.showButton.addEventListener("click", () => this.showMe());
     button.addEventListener("click", () => this.toggle());
-    this.layerSel.addEventListener("change", () => { this.layer = Number(this.layerSel.value); this.pickHead(this.head); this.load(); });
+    this.layerSel.addEventListener("change", () => { this.layer = Number(this.layerSel.value); this.pattern = []; this.load(); });
     this.headSel.addEventListener("change", () => this.pickHead(this.headSel.value));
     document.getElementById("att-scale").addEventListener("change", (e) => { this.scale = e.target.value; this.draw(); });
     this.matrix = document.getElementById("att-matrix");
@@ -139,7 +139,7 @@ export class Explorer {
     if (this.cache.has(key)) {
       this.data = this.cache.get(key);
       this.fillSelectors(this.data.layers, this.data.heads);
-      this.draw();
+      this.pickHead(this.head);
       return;
     }
     this.statusEl.textContent = "computing attention…";
