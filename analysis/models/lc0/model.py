@@ -46,11 +46,12 @@ def from_lc0(net: Lc0File) -> nn.Module:
         config = resnet_config(net)
         state = resnet_state(net, config)
     try:
-        model = build(ATTENTION if net.format.attention_body else RESNET, config)
+        with torch.device("meta"):  # the decoded tensors become the parameters: no second copy
+            model = build(ATTENTION if net.format.attention_body else RESNET, config)
     except ValueError as exc:
         raise CheckpointError(f"unsupported network: {exc}") from None
     _check_shapes(model, state)
-    model.load_state_dict(state, strict=True)
+    model.load_state_dict(state, strict=True, assign=True)
     return model.eval()
 
 

@@ -10,8 +10,8 @@ field and value at fault.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
+import io
 import zlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -24,7 +24,8 @@ from analysis.models.lc0.weights import LINEAR16
 
 MAGIC = 0x1C0
 SUPPORTED_VERSION = (0, 33)  # lc0 v0.33: the newest format fields we read (per-layer FP32 encoding)
-MAX_UNCOMPRESSED = 2 << 30  # 2 GiB; BT4 is ~0.8 GB unpacked
+MAX_UNCOMPRESSED = 2 << 30  # 2 GiB; BT4 is ~0.4 GB unpacked
+_CHUNK = 1 << 22
 
 # NetworkFormat enum values (lc0 proto/net.proto).
 INPUT_FORMATS = {1: "INPUT_CLASSICAL_112_PLANE", 2: "INPUT_112_WITH_CASTLING_PLANE",
@@ -83,23 +84,57 @@ class Lc0File:
 
 
 def read_net(path: str | Path) -> Lc0File:
-    """Parse and check an lc0 ``.pb.gz`` (or uncompressed ``.pb``) file."""
+    """Parse and check an lc0 ``.pb.gz`` (or uncompressed ``.pb``) file.
+
+    The file is hashed and unpacked in chunks, so the compressed bytes are
+    never held whole next to the unpacked ones.
+    """
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as f:
+            digest, data = _read_stream(f)
     except OSError as exc:
         raise CheckpointError(f"{path}: cannot read ({exc.strerror})") from None
+    except CheckpointError as exc:
+        raise CheckpointError(f"{path}: {exc}") from None
     try:
-        return parse_net(raw)
+        return _parse(data, digest.hexdigest(), path.stat().st_size)
     except CheckpointError as exc:
         raise CheckpointError(f"{path}: {exc}") from None
 
 
 def parse_net(raw: bytes) -> Lc0File:
     """Checks as ``read_net``, on the file's bytes."""
-    digest, size = hashlib.sha256(raw).hexdigest(), len(raw)
-    data = _gunzip(raw) if raw[:2] == b"\x1f\x8b" else raw
-    del raw
+    digest, data = _read_stream(io.BytesIO(raw))
+    return _parse(data, digest.hexdigest(), len(raw))
+
+
+def _read_stream(f) -> tuple["hashlib._Hash", bytes]:
+    """(SHA-256 of the raw stream, its content gunzipped when it is gzip)."""
+    digest, chunks, total = hashlib.sha256(), [], 0
+    first = f.read(_CHUNK)
+    digest.update(first)
+    inflater = zlib.decompressobj(wbits=31) if first[:2] == b"\x1f\x8b" else None
+    chunk = first
+    try:
+        while chunk:
+            out = inflater.decompress(chunk) if inflater else chunk
+            total += len(out)
+            if total > MAX_UNCOMPRESSED:
+                raise CheckpointError(f"the network unpacks to more than {MAX_UNCOMPRESSED >> 30} GiB")
+            chunks.append(out)
+            chunk = f.read(_CHUNK)
+            digest.update(chunk)
+    except zlib.error as exc:
+        raise CheckpointError(f"not an lc0 network: damaged gzip data ({exc})") from None
+    if inflater is not None and not inflater.eof:
+        raise CheckpointError("not an lc0 network: truncated gzip data")
+    data = b"".join(chunks)
+    chunks.clear()
+    return digest, data
+
+
+def _parse(data: bytes, digest: str, size: int) -> Lc0File:
     net = net_class()()
     try:
         net.ParseFromString(data)
@@ -123,19 +158,6 @@ def parse_net(raw: bytes) -> Lc0File:
     fmt = normalise_format(net.format, net.weights)
     return Lc0File(weights=net.weights, format=fmt, min_version=version, license=net.license, sha256=digest,
                    size=size)
-
-
-def _gunzip(raw: bytes) -> bytes:
-    try:
-        inflater = zlib.decompressobj(wbits=31)
-        data = inflater.decompress(raw, MAX_UNCOMPRESSED)
-        if inflater.unconsumed_tail:
-            raise CheckpointError(f"the network unpacks to more than {MAX_UNCOMPRESSED >> 30} GiB")
-        if not inflater.eof:
-            raise CheckpointError("truncated gzip data")
-        return data
-    except zlib.error as exc:
-        raise CheckpointError(f"damaged gzip data ({exc})") from None
 
 
 def normalise_format(fmt, weights) -> NetFormat:
