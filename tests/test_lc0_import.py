@@ -238,3 +238,15 @@ def test_castling_en_passant_and_clock_planes_by_format():
     assert int(two.bits[108]) == 0xFFFF_FFFF_FFFF_FFFF and two.rule50 == 12  # side to move, raw clock
     assert int(three.bits[108]) == chess.BB_SQUARES[chess.E8] and three.rule50 == 12  # e-file en passant
     assert four.rule50 == pytest.approx(0.12) and three.transform == 0  # castling rights: no transform
+
+
+def test_registry_helpers_agree_with_encoding():
+    from analysis.models.lc0.planes import legal_moves, position_key, square_tokens
+
+    board = chess.Board("8/8/8/8/8/2k5/K7/3Q4 w - - 3 60")
+    moves, indices = legal_moves(board, 4)
+    assert indices.tolist() == move_indices(board, moves, FLIP | TRANSPOSE).tolist()
+    assert sorted(square_tokens(board, 4).tolist()) == list(range(64))
+    assert position_key(board, 4) != position_key(board, 1)
+    board.halfmove_clock = 4
+    assert position_key(board, 4) != position_key(chess.Board("8/8/8/8/8/2k5/K7/3Q4 w - - 3 60"), 4)

@@ -225,3 +225,28 @@ def move_indices(board: chess.Board, moves: Sequence[chess.Move], transform: int
     entries = vocabulary()
     return np.asarray([_index_of()[(_square(entries[i][0], transform), _square(entries[i][1], transform),
                                     entries[i][2])] for i in plain], np.int64)
+
+
+# -- what an encodings registry needs per input format (boards only, no network) ---------------
+
+def encoding_name(input_format: int) -> str:
+    from analysis.models.lc0.reader import INPUT_FORMATS
+
+    return f"lc0/{INPUT_FORMATS[input_format]}"
+
+
+def position_key(board: chess.Board, input_format: int) -> bytes:
+    """Equal keys mean equal network inputs (the transformed planes and plane 109's value)."""
+    encoded = encode_position(board, input_format)
+    return encoded.bits.tobytes() + np.float32(encoded.rule50).tobytes()
+
+
+def legal_moves(board: chess.Board, input_format: int) -> tuple[list[chess.Move], np.ndarray]:
+    """Legal moves and their policy indices in the network's frame."""
+    moves = list(board.legal_moves)
+    return moves, move_indices(board, moves, encode_position(board, input_format).transform)
+
+
+def square_tokens(board: chess.Board, input_format: int) -> np.ndarray:
+    """For each real square, the token (network-frame square) that holds it."""
+    return square_map(board, encode_position(board, input_format).transform)
