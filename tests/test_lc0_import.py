@@ -196,7 +196,7 @@ def test_conversion_round_trip(tmp_path, source):
     assert meta.family == original.family and meta.trained
     assert meta.provenance["sha256"] == read_net(path).sha256
     assert meta.provenance["format"]["input"].startswith("INPUT_")
-    planes = torch.rand(3, 112, 64).round()
+    planes = torch.rand(3, 64, 112).round()
     with torch.no_grad():
         a, b = model(planes), original(planes)
     for key in a:

@@ -21,7 +21,7 @@ COMMAND_MODULES = [
     "eval_cmds",
     "value_cmds",
     "search_cmds",
-    "lc0_cmds",
+    "import_cmds",
 ]
 
 

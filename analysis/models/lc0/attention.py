@@ -118,8 +118,8 @@ class InputEmbedding(nn.Module):
         self.ffn_ln = nn.LayerNorm(c.embed, eps=c.eps) if c.embedding_ffn else None
         self.alpha = alpha
 
-    def forward(self, planes: torch.Tensor) -> torch.Tensor:
-        x = planes.reshape(-1, PLANES, 64).transpose(1, 2)  # (B, T, 112)
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        x = tokens.reshape(-1, 64, PLANES)  # (B, T, 112)
         if self.dense:
             extra = self.preproc(x[:, :, :12].flatten(1)).view(x.shape[0], 64, -1)  # (B, T, D)
         else:
@@ -154,11 +154,11 @@ class Lc0Attention(nn.Module):
         self.moves_left = (AttentionValueHead(c, c.moves_left_channels, c.moves_left_hidden, 1)
                            if c.moves_left_channels else None)
 
-    def forward(self, planes: torch.Tensor, need_attention: bool = False) -> dict[str, torch.Tensor]:
-        """planes (B, 112, 64) -> policy (B, 1858), wdl (B, 3), q, d, m (B,); every head as
+    def forward(self, tokens: torch.Tensor, need_attention: bool = False) -> dict[str, torch.Tensor]:
+        """tokens (B, 64, 112) (lc0's planes transposed) -> policy (B, 1858), wdl (B, 3), q, d, m (B,); every head as
         "policy.NAME" / "wdl.NAME"; with ``need_attention`` "attention" (B, L, H, T, T), network frame."""
         c = self.config
-        x = self.embedding(planes)
+        x = self.embedding(tokens)
         maps = []
         for layer in self.encoders:
             x, weights = layer(x, need_attention)
@@ -171,8 +171,9 @@ class Lc0Attention(nn.Module):
             for key, value in value_outputs(head(x), c.wdl).items():
                 out[f"{key}.{name}"] = value
         out["policy"] = out[f"policy.{c.policy_head}"]
-        out.update({key: out[f"{key}.{c.value_head}"] for key in ("wdl", "q", "d")})
-        out["m"] = torch.relu(self.moves_left(x)[:, 0]) if self.moves_left is not None else torch.zeros_like(out["q"])
+        out.update({key: out[f"{key}.{c.value_head}"] for key in ("wdl", "q", "d") if f"{key}.{c.value_head}" in out})
+        if self.moves_left is not None:  # absent without a moves-left head
+            out["m"] = torch.relu(self.moves_left(x)[:, 0])
         if need_attention:
             out["attention"] = torch.stack(maps, dim=1)
         return out

@@ -22,9 +22,9 @@ from analysis.models.lc0.planes import encode_boards, move_indices, square_map
 @dataclass
 class Lc0Answer:
     policy: dict[chess.Move, float]  # legal moves only, sums to 1
-    wdl: tuple[float, float, float]  # side to move's win, draw, loss
+    wdl: tuple[float, float, float]  # side to move's win, draw, loss ((1+q)/2, 0, (1-q)/2 for a tanh head, as lc0)
     q: float
-    moves_left: float
+    moves_left: float  # 0 without a moves-left head, as lc0
     logits: np.ndarray  # (1858,) raw, network frame
     attention: np.ndarray | None = None  # (layers, heads, 64, 64), real squares
 
@@ -40,7 +40,7 @@ def evaluate_boards(model: nn.Module, boards: Sequence[chess.Board], *, attentio
                     temperature: float = 1.0, device: str | torch.device = "cpu") -> list[Lc0Answer]:
     planes, encoded = encode_boards(boards, model.config.input_format)
     want_maps = attention and hasattr(model, "encoders")
-    out = model(torch.from_numpy(planes).to(device), need_attention=want_maps)
+    out = model(torch.from_numpy(planes).transpose(1, 2).to(device), need_attention=want_maps)
     out = {k: v.float().cpu().numpy() for k, v in out.items()}
     answers = []
     for i, board in enumerate(boards):
@@ -51,6 +51,8 @@ def evaluate_boards(model: nn.Module, boards: Sequence[chess.Board], *, attentio
             probs = np.exp(chosen - chosen.max())
             policy = dict(zip(moves, (probs / probs.sum()).tolist()))
         maps = to_real_squares(out["attention"][i], board, encoded[i].transform) if want_maps else None
-        answers.append(Lc0Answer(policy=policy, wdl=tuple(float(x) for x in out["wdl"][i]), q=float(out["q"][i]),
-                                 moves_left=float(out["m"][i]), logits=out["policy"][i], attention=maps))
+        q = float(out["q"][i])
+        wdl = tuple(float(x) for x in out["wdl"][i]) if "wdl" in out else ((1 + q) / 2, 0.0, (1 - q) / 2)
+        answers.append(Lc0Answer(policy=policy, wdl=wdl, q=q, moves_left=float(out["m"][i]) if "m" in out else 0.0,
+                                 logits=out["policy"][i], attention=maps))
     return answers

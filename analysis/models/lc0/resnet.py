@@ -89,13 +89,12 @@ class ConvScalarHead(nn.Module):
 
 
 def value_outputs(v: torch.Tensor, wdl: bool) -> dict[str, torch.Tensor]:
-    """WDL probabilities, q = W - L and d from a value head's raw output."""
+    """WDL probabilities, q = W - L and d from a value head's raw output; a classical (tanh)
+    head gives q alone: it has no draw estimate, and no "wdl" or "d" is made up for it."""
     if wdl:
         probs = torch.softmax(v, dim=-1)  # (B, 3)
         return {"wdl": probs, "q": probs[:, 0] - probs[:, 2], "d": probs[:, 1]}
-    q = torch.tanh(v[:, 0])  # classical value head: no draw estimate
-    zero = torch.zeros_like(q)
-    return {"wdl": torch.stack([(1 + q) / 2, zero, (1 - q) / 2], dim=-1), "q": q, "d": zero}
+    return {"q": torch.tanh(v[:, 0])}
 
 
 class Lc0ResNet(nn.Module):
@@ -112,11 +111,13 @@ class Lc0ResNet(nn.Module):
         self.moves_left = (ConvScalarHead(c.channels, c.moves_left_channels, c.moves_left_hidden, 1, c.activation)
                            if c.moves_left_channels else None)
 
-    def forward(self, planes: torch.Tensor, need_attention: bool = False) -> dict[str, torch.Tensor]:
-        """planes (B, 112, 64) or (B, 112, 8, 8) -> policy (B, 1858), wdl (B, 3), q, d, m (B,)."""
-        x = self.act(self.input(planes.reshape(-1, PLANES, 8, 8)))  # (B, C, 8, 8)
+    def forward(self, tokens: torch.Tensor, need_attention: bool = False) -> dict[str, torch.Tensor]:
+        """tokens (B, 64, 112), the encodings' layout (lc0's planes transposed) -> policy (B, 1858),
+        wdl (B, 3), q, d, m (B,); "wdl" and "d" only with a WDL head, "m" only with a moves-left head."""
+        x = self.act(self.input(tokens.transpose(1, 2).reshape(-1, PLANES, 8, 8)))  # (B, C, 8, 8)
         for block in self.blocks:
             x = block(x)
         out = {"policy": self.policy(x), **value_outputs(self.value(x), self.config.wdl)}
-        out["m"] = torch.relu(self.moves_left(x)[:, 0]) if self.moves_left is not None else torch.zeros_like(out["q"])
+        if self.moves_left is not None:  # absent without a moves-left head
+            out["m"] = torch.relu(self.moves_left(x)[:, 0])
         return out
