@@ -18,7 +18,12 @@ One module per part, as lczero-training splits its model:
 ``model``           ``build(family, config)``, ``load_lc0(path)``
 ``planes``          input formats 2..5, 132, 133 and the canonical transform
 ``evaluate``        boards in, legal-move policy / WDL / attention (real squares) out
-``convert``         ``.pb.gz`` -> Sightline safetensors checkpoint, and back
+``convert``         ``.pb.gz`` -> Sightline checkpoint (in memory or a file), and back
+``encodings``       each input format as a registered encoding (token layout)
+``decoding``        raw outputs -> ``Evaluation`` (the one evaluator's decode)
+``losses``          fine-tuning losses on Sightline's data
+``presets``         named shapes: ``maia``, ``bt-tiny``, ``bt-small``, ``bt4``
+``family``          the two registered families and their ``.pb.gz`` importer
 ==================  ==========================================================
 
 Families: ``lc0-resnet`` and ``lc0-attention``. Every bad input raises

@@ -1,7 +1,7 @@
 """Building lc0 networks: from a parsed ``.pb.gz`` or from a config dict (a checkpoint's).
 
-The two families, ``lc0-resnet`` and ``lc0-attention``, share this entry
-point so a future ``family.py`` only has to map family names to ``build``.
+The two families, ``lc0-resnet`` and ``lc0-attention`` (registered in
+``family.py``), share this entry point.
 """
 
 from __future__ import annotations
