@@ -81,6 +81,23 @@ def save_checkpoint(path: str | Path, model: torch.nn.Module, *, trained: bool,
     return path
 
 
+def rewrite_metadata(path: str | Path, meta: CheckpointMeta) -> Path:
+    """Write ``meta`` into a checked checkpoint, its tensors kept as stored (dtype included);
+    the file is replaced whole or not at all."""
+    from safetensors import safe_open
+
+    path = Path(path)
+    with safe_open(str(path), "pt") as f:
+        tensors = {name: f.get_tensor(name) for name in f.keys()}
+    partial = path.with_name(path.name + ".partial")
+    try:
+        save_file(tensors, str(partial), metadata=meta.to_header())
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+    return path
+
+
 def read_header(path: str | Path) -> tuple[CheckpointMeta, dict[str, tuple[str, list[int]]]]:
     """Metadata and {tensor name: (dtype, shape)}, checked, without reading tensor data."""
     path = Path(path)

@@ -169,3 +169,16 @@ def test_lc0_losses_train_a_step():
     terms = family.losses(model(tokens), batch, family.loss_weights())
     terms["total"].backward()
     assert set(terms) == {"policy", "value", "total"} and torch.isfinite(terms["total"])
+
+
+def test_attaching_metrics_keeps_float16_weights_as_stored(tmp_path):
+    from analysis.eval.report import attach_metrics
+
+    path = convert(require_shared_data(SE), tmp_path / "se.safetensors", float16=True)
+    before = {name: dtype for name, (dtype, _) in read_header(path)[1].items()}
+    attach_metrics(path, {"puzzles_policy": {"accuracy": 0.5, "solved": 1, "total": 2}})
+    meta, tensors = read_header(path)
+    assert {name: dtype for name, (dtype, _) in tensors.items()} == before and set(before.values()) == {"F16"}
+    assert meta.metrics["puzzles_policy"]["solved"] == 1 and meta.provenance["storage"] == "float16"
+    with pytest.raises(CheckpointError):
+        attach_metrics(require_shared_data(SE), {"x": {}})  # a .pb.gz is not rewritten
