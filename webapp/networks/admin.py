@@ -45,8 +45,8 @@ class NetworkUploadForm(forms.ModelForm):
         if not hasattr(upload, "chunks"):  # unchanged file on an edit
             return upload
         if not upload.name.lower().endswith(".safetensors") and importer_for(upload.name) is None:
-            raise forms.ValidationError(f"Only .safetensors checkpoints (or {_imported()}, converted by a worker) "
-                                        "are accepted (pickled files can run code).")
+            raise forms.ValidationError("Only .safetensors checkpoints are accepted (pickled files can run code), "
+                                        f"or {_imported()} networks, which a worker converts.")
         if upload.size > settings.SIGHTLINE_MAX_CHECKPOINT_BYTES:
             raise forms.ValidationError(
                 f"The file is {upload.size:,} bytes; the limit is {settings.SIGHTLINE_MAX_CHECKPOINT_BYTES:,}.")
