@@ -31,7 +31,7 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from analysis.models import get_family
+from analysis.models import get_family, importer_for
 
 FORMAT = "sightline-checkpoint"
 FORMAT_VERSION = 1
@@ -67,11 +67,28 @@ def save_checkpoint(path: str | Path, model: torch.nn.Module, *, trained: bool,
                     provenance: dict[str, Any] | None = None, metrics: dict[str, Any] | None = None) -> Path:
     """Write ``model`` with its metadata; the file appears whole or not at all."""
     family = get_family(model.family)
-    meta = CheckpointMeta(family=family.name, config=asdict(model.config), input_encoding=family.encodings[0],
+    meta = CheckpointMeta(family=family.name, config=asdict(model.config), input_encoding=family.encoding_of(model.config),
                           trained=trained, provenance=provenance or {}, metrics=metrics or {})
     tensors = {name: t.detach().to("cpu").contiguous() for name, t in model.state_dict().items()}
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    try:
+        save_file(tensors, str(partial), metadata=meta.to_header())
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+    return path
+
+
+def rewrite_metadata(path: str | Path, meta: CheckpointMeta) -> Path:
+    """Write ``meta`` into a checked checkpoint, its tensors kept as stored (dtype included);
+    the file is replaced whole or not at all."""
+    from safetensors import safe_open
+
+    path = Path(path)
+    with safe_open(str(path), "pt") as f:
+        tensors = {name: f.get_tensor(name) for name in f.keys()}
     partial = path.with_name(path.name + ".partial")
     try:
         save_file(tensors, str(partial), metadata=meta.to_header())
@@ -176,8 +193,17 @@ def load_checkpoint(path: str | Path, *, family: str | None = None) -> tuple[tor
 
     An unknown family, an encoding the family does not accept, or a config that
     does not fit (or does not match the tensors) is one ``CheckpointError``,
-    raised before any tensor data is read.
+    raised before any tensor data is read. Another program's network file that a
+    family imports (``analysis.models.importer_for``) is converted in memory.
     """
+    importer = importer_for(path)
+    if importer is not None:
+        if not Path(path).is_file():
+            raise CheckpointError(f"{path}: no such file")
+        model, meta = importer.load(path)
+        if family is not None and meta.family != family:
+            raise CheckpointError(f"{path}: is a {meta.family!r} network, expected {family!r}")
+        return model, meta
     meta, tensors = read_header(path)
     if family is not None and meta.family != family:
         raise CheckpointError(f"{path}: is a {meta.family!r} checkpoint, expected {family!r}")
@@ -192,6 +218,10 @@ def load_checkpoint(path: str | Path, *, family: str | None = None) -> tuple[tor
             skeleton = registered.build(config)
     except (TypeError, ValueError) as exc:
         raise CheckpointError(f"{path}: bad {meta.family} config: {exc}") from None
+    try:
+        registered.check_encoding(meta.input_encoding, config)
+    except ValueError as exc:
+        raise CheckpointError(f"{path}: {exc}") from None
     _check_tensors(path, meta.family, tensors, {name: list(t.shape) for name, t in skeleton.state_dict().items()})
     try:
         state = load_file(str(path))

@@ -1,7 +1,9 @@
-"""Chessformer inference speed and model FLOP utilisation (MFU).
+"""Inference speed and model FLOP utilisation (MFU) of any registered family.
 
     python bench/inference.py                       # cf-6m on the CPU, batches 1, 64, 256
     python bench/inference.py --device cuda --dtype bf16 --preset cf-240m --batches 1024
+    python bench/inference.py --model weights/maia-1100.safetensors --batches 256   # an imported SE-ResNet
+    python bench/inference.py --family lc0-attention --preset bt-small --batches 256  # synthetic, random weights
 
 MFU = (model FLOPs per position x positions/s) / (this machine's dense matmul FLOP/s
 in the same dtype, measured in the same run). Targets: >= 0.5 for cf-6m at batch 256
@@ -26,9 +28,10 @@ from torch.utils.flop_counter import FlopCounterMode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analysis.encoding import encode_tokens  # noqa: E402
+from analysis.checkpoint import load_checkpoint  # noqa: E402
+from analysis.encoding import get_encoding  # noqa: E402
 from analysis.inference import TorchEvaluator  # noqa: E402
-from analysis.models.chessformer import PRESETS, Chessformer, parameter_count  # noqa: E402
+from analysis.models import DEFAULT_FAMILY, get_family  # noqa: E402
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 
@@ -74,31 +77,46 @@ def random_boards(count: int, seed: int = 0) -> list[chess.Board]:
     return boards
 
 
+def build_model(args) -> tuple[torch.nn.Module, str, str]:
+    """(network, its description, its encoding): a checkpoint or ``.pb.gz``, else a preset with random weights."""
+    if args.model:
+        model, meta = load_checkpoint(args.model)
+        return model, f"{Path(args.model).name} ({meta.family})", meta.input_encoding
+    family = get_family(args.family)
+    torch.manual_seed(0)
+    config = family.preset(args.preset or family.default_preset)
+    return family.build(config), f"{family.name} {args.preset or family.default_preset}", family.encoding_of(config)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--preset", default="cf-6m", choices=sorted(PRESETS))
+    parser.add_argument("--family", default=DEFAULT_FAMILY, help="a registered family (random weights)")
+    parser.add_argument("--preset", default=None, help="the family's preset (default: cf-6m for chessformer)")
+    parser.add_argument("--model", default=None, help="a checkpoint or imported network file instead")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--dtype", default="fp32", choices=sorted(DTYPES))
     parser.add_argument("--batches", type=int, nargs="+", default=[1, 64, 256])
     parser.add_argument("--matmul-size", type=int, default=2048)
     args = parser.parse_args()
 
+    if args.preset is None and args.model is None and args.family == "chessformer":
+        args.preset = "cf-6m"
     device = torch.device(args.device)
     dtype = DTYPES[args.dtype]
-    torch.manual_seed(0)
-    model = Chessformer(PRESETS[args.preset]).to(device).eval()
+    model, described, encoding = build_model(args)
+    model = model.to(device).eval()
     if dtype != torch.float32:
         model = model.to(dtype)
     peak = matmul_peak(device, dtype, args.matmul_size)
-    print(f"{args.preset}: {parameter_count(model):,} parameters; device {device}, {args.dtype}, "
-          f"{torch.get_num_threads()} threads")
+    print(f"{described}: {sum(p.numel() for p in model.parameters()):,} parameters; device {device}, "
+          f"{args.dtype}, {torch.get_num_threads()} threads")
     print(f"dense {args.matmul_size}^3 matmul: {peak / 1e9:,.1f} GFLOP/s (the MFU denominator)")
 
     boards = random_boards(max(args.batches))
-    evaluator = TorchEvaluator(model, device=device)
+    evaluator = TorchEvaluator(model, device=device, encoding=encoding)
     print(f"{'batch':>6} {'net pos/s':>11} {'end-to-end pos/s':>17} {'GFLOP/pos':>10} {'MFU':>6}")
     for batch in args.batches:
-        tokens = torch.from_numpy(encode_tokens(boards[:batch])).to(device, dtype)
+        tokens = torch.from_numpy(get_encoding(encoding).encode(boards[:batch])).to(device, dtype)
         with FlopCounterMode(display=False) as counter, torch.inference_mode():
             model(tokens)
         flops_per_position = counter.get_total_flops() / batch

@@ -178,3 +178,18 @@ def test_cli_errors_are_clean(tmp_path, capsys):
     capsys.readouterr()
     assert main(["report", "--model", str(tmp_path / "fresh.safetensors")]) == 2
     assert "no measured metrics" in capsys.readouterr().err
+
+
+def test_an_lc0_resnet_trains_on_the_stored_rows(tiny_dataset, tmp_path):
+    """Another family through the same loop: lc0's SE-ResNet on the classical encoding's tokens."""
+    from analysis.checkpoint import load_checkpoint
+    from analysis.train.config import TrainConfig
+    from analysis.train.loop import train
+
+    cfg = TrainConfig(data=tiny_dataset, out=tmp_path / "run", family="lc0-resnet", model="se-2x16", steps=4,
+                      batch_size=8, checkpoint_every=2, val_every=2, log_every=1, num_workers=0)
+    path = train(cfg, progress=False)
+    model, meta = load_checkpoint(path)
+    assert meta.family == "lc0-resnet" and meta.trained and meta.input_encoding == "lc0/INPUT_CLASSICAL_112_PLANE"
+    history = __import__("json").loads((cfg.out / "history.json").read_text())
+    assert {"policy", "value", "total"} <= set(history["train"][-1])

@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "eval_cmds",
     "value_cmds",
     "search_cmds",
+    "import_cmds",
 ]
 
 

@@ -49,6 +49,11 @@ def register_encoding(encoding: Encoding) -> Encoding:
 
 
 def get_encoding(name: str) -> Encoding:
+    """The encoding ``name``; one a family brings is registered when that family is first loaded."""
+    if name not in ENCODINGS:
+        from analysis.models import load_families
+
+        load_families()
     try:
         return ENCODINGS[name]
     except KeyError:

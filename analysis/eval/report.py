@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.checkpoint import load_checkpoint, read_header, save_checkpoint
+from analysis.checkpoint import load_checkpoint, read_header, rewrite_metadata
 
 # Card rows: (label, metric-name stem). Names follow `attach-metrics --result NAME=...`:
 # puzzles_policy, sts_value, metrics_policy, match_policy_vs_sf1350, baseline_puzzles, ...
@@ -13,12 +13,13 @@ AGENTS = [("policy agent (argmax policy)", "policy"), ("value agent (depth 1)", 
 
 
 def attach_metrics(path: Path, metrics: dict) -> dict:
-    """Merge ``metrics`` into the checkpoint's metadata (weights untouched); returns the merged dict."""
-    meta, _ = read_header(path)
-    model, meta = load_checkpoint(path)
-    merged = {**meta.metrics, **metrics}
-    save_checkpoint(path, model, trained=meta.trained, provenance=meta.provenance, metrics=merged)
-    return merged
+    """Merge ``metrics`` into the checkpoint's metadata (weights untouched, float16 ones stay float16);
+    returns the merged dict."""
+    read_header(path)  # a checkpoint file, not a network another program wrote
+    _, meta = load_checkpoint(path)  # the whole file is checked before it is rewritten
+    meta.metrics = {**meta.metrics, **metrics}
+    rewrite_metadata(path, meta)
+    return meta.metrics
 
 
 def _name(kind: str, stem: str) -> str:

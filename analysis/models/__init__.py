@@ -11,11 +11,13 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from analysis.models.family import ModelFamily
+    from analysis.models.family import Importer, ModelFamily
 
-# family name -> module holding FAMILY
+# family name -> module holding FAMILY (or "module:NAME" for a module that defines several)
 FAMILIES: dict[str, str] = {
     "chessformer": "analysis.models.chessformer.family",
+    "lc0-resnet": "analysis.models.lc0.family:RESNET_FAMILY",
+    "lc0-attention": "analysis.models.lc0.family:ATTENTION_FAMILY",
 }
 # The family of the site's untrained stand-in and of ``init`` / training by default.
 DEFAULT_FAMILY = "chessformer"
@@ -27,4 +29,18 @@ def get_family(name: str) -> "ModelFamily":
         module = FAMILIES[name]
     except (KeyError, TypeError):
         raise ValueError(f"unknown model family {name!r}; known: {', '.join(sorted(FAMILIES))}") from None
-    return importlib.import_module(module).FAMILY
+    module, _, attribute = module.partition(":")
+    return getattr(importlib.import_module(module), attribute or "FAMILY")
+
+
+def load_families() -> list["ModelFamily"]:
+    """Every registered family (importing each registers the encodings it brings)."""
+    return [get_family(name) for name in FAMILIES]
+
+
+def importer_for(path) -> "Importer | None":
+    """The importer of a family that reads ``path``'s kind of file (another program's network), if any."""
+    for family in load_families():
+        if family.importer is not None and family.importer.reads(path):
+            return family.importer
+    return None

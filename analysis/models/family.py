@@ -17,13 +17,31 @@ from torch import nn
 
 from analysis.evaluator import Capabilities, Evaluation
 
-__all__ = ["Capabilities", "ModelFamily", "logits_softmax"]
+__all__ = ["Capabilities", "Importer", "ModelFamily", "logits_softmax"]
 
 
 # decode(raw outputs as float32 numpy, boards, encoding, temperature=, attention=, name=) -> Evaluations
 Decoder = Callable[..., list[Evaluation]]
 # decode_actions(raw outputs, boards, encoding, name=) -> each legal move's expected score for the mover
 ActionDecoder = Callable[..., list[dict[chess.Move, float]]]
+
+
+@dataclass(frozen=True)
+class Importer:
+    """Reads another program's network files (by file-name ending) as this family's networks.
+
+    ``load(path)`` -> (model, CheckpointMeta), converted in memory; ``convert(path, out,
+    float16=)`` writes an ordinary checkpoint. Both raise ``CheckpointError`` with the reason.
+    ``name`` is the CLI's ``import-NAME``.
+    """
+
+    name: str
+    suffixes: Sequence[str]
+    load: Callable[..., Any]
+    convert: Callable[..., Any]
+
+    def reads(self, path: Any) -> bool:
+        return str(path).lower().endswith(tuple(self.suffixes))
 
 
 @dataclass(frozen=True)
@@ -50,6 +68,9 @@ class ModelFamily:
     default_preset: str  # what an untrained stand-in is made of
     preferred_presets: Sequence[str] = ()  # as the site's default network, best first
     decode_actions: ActionDecoder | None = None
+    # The one encoding a config's network takes, when the config fixes it (else any of ``encodings``).
+    encoding_for: Callable[[Any], str] | None = None
+    importer: Importer | None = None
 
     def config(self, config: Mapping[str, Any] | Any) -> Any:
         """The typed config from a checkpoint's JSON (ValueError when it does not fit)."""
@@ -75,10 +96,18 @@ class ModelFamily:
                 return name
         return "custom"
 
-    def check_encoding(self, encoding: str) -> None:
+    def check_encoding(self, encoding: str, config: Any = None) -> None:
+        """ValueError unless ``encoding`` is one this family (and ``config``, when given) takes."""
         if encoding not in self.encodings:
             raise ValueError(f"input encoding {encoding!r} is not one {self.name} accepts "
                              f"({', '.join(self.encodings)})")
+        if config is not None and self.encoding_for is not None and encoding != self.encoding_for(config):
+            raise ValueError(f"input encoding {encoding!r} does not match the config, which needs "
+                             f"{self.encoding_for(config)!r}")
+
+    def encoding_of(self, config: Any) -> str:
+        """The encoding a new network of ``config`` is saved with."""
+        return self.encoding_for(config) if self.encoding_for is not None else self.encodings[0]
 
 
 def logits_softmax(logits: np.ndarray) -> np.ndarray:

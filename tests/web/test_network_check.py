@@ -143,3 +143,48 @@ def test_a_check_of_a_file_replaced_meanwhile_records_nothing(
     assert tasks.check_network.run(network.pk) == "superseded"
     network.refresh_from_db()
     assert network.status == Network.Status.CHECKING and network.family == "" and network.checksum == "0" * 64
+
+
+def test_an_lc0_pb_gz_upload_is_converted_by_the_worker_and_replaces_the_upload(
+        admin_client, client, django_capture_on_commit_callbacks, queued_checks, material_network):
+    from analysis.models.lc0.reader import read_net
+    from tests.conftest import require_shared_data
+
+    source = require_shared_data("lc0/synthetic/synth_se_2x16_wdl_mlh.pb.gz")
+    network, response = upload(admin_client, django_capture_on_commit_callbacks, "se", source.read_bytes(),
+                               filename="synth.pb.gz")
+    assert network.status == Network.Status.CHECKING and network.path.name.endswith(".pb.gz")
+    uploaded = network.path
+    assert tasks.check_network.run(network.pk) == Network.Status.READY
+    network.refresh_from_db()
+    assert network.family == "lc0-resnet" and network.trained and network.caps.wdl and network.caps.policy
+    assert network.input_encoding == "lc0/INPUT_CLASSICAL_112_PLANE" and network.status_message == ""
+    assert network.path.suffix == ".safetensors" and network.checksum == file_sha256(network.path)
+    assert network.provenance["sha256"] == read_net(source).sha256 == file_sha256(source)
+    assert not uploaded.exists()  # the converted checkpoint replaced the upload
+    assert 'value="se"' in client.get("/").content.decode()
+    assert tasks.check_network.run(network.pk) == "not checking"
+
+
+def test_a_bad_pb_gz_upload_is_rejected_with_the_reason_and_nothing_written(
+        admin_client, django_capture_on_commit_callbacks, queued_checks):
+    network, _ = upload(admin_client, django_capture_on_commit_callbacks, "junk", b"\x1f\x8b not really gzip",
+                        filename="junk.pb.gz")
+    assert network.status == Network.Status.CHECKING
+    folder = network.path.parent
+    before = sorted(p.name for p in folder.iterdir())
+    assert tasks.check_network.run(network.pk) == Network.Status.REJECTED
+    network.refresh_from_db()
+    assert network.status == Network.Status.REJECTED and "gzip" in network.status_message
+    assert str(network.path) not in network.status_message and str(folder) not in network.status_message
+    assert sorted(p.name for p in folder.iterdir()) == before  # no converted or partial file left
+    assert not Network.objects.offered().filter(name="junk").exists()
+    page = admin_client.get(f"/admin/networks/network/{network.pk}/change/").content.decode()
+    assert "rejected" in page
+
+
+def test_an_upload_of_another_kind_of_file_is_refused_in_the_form(admin_client, django_capture_on_commit_callbacks,
+                                                                 queued_checks):
+    network, response = upload(admin_client, django_capture_on_commit_callbacks, "onnx", b"\x00" * 16,
+                               filename="net.onnx")
+    assert network is None and ".pb.gz" in response.content.decode() and queued_checks == []

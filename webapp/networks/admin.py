@@ -1,4 +1,5 @@
-"""Admin: upload checkpoints. The request only stores the file (Django streams uploads over
+"""Admin: upload checkpoints, or another program's network file that a family imports (a worker
+converts it). The request only stores the file (Django streams uploads over
 FILE_UPLOAD_MAX_MEMORY_SIZE to a temporary file, which storage then moves into place) and
 hashes it; a worker task loads and probes it, and the network is offered only once that
 check marks it ready. A refused file shows the loader's reason on its admin page."""
@@ -16,9 +17,16 @@ from django.utils.html import format_html
 
 from webapp.networks.cards import card_html
 
+from analysis.models import importer_for, load_families
 from webapp.networks.models import Network
 
 log = logging.getLogger(__name__)
+
+
+def _imported() -> str:
+    """The other programs' network files that families import, by name and ending."""
+    importers = {f.importer.name: f.importer for f in load_families() if f.importer is not None}
+    return ", ".join(f"{name} {' / '.join(i.suffixes)}" for name, i in sorted(importers.items())) or "nothing else"
 
 
 class NetworkUploadForm(forms.ModelForm):
@@ -32,12 +40,13 @@ class NetworkUploadForm(forms.ModelForm):
         upload = self.cleaned_data.get("file")
         if not upload:
             if self.instance.pk is None:
-                raise forms.ValidationError("Choose a .safetensors checkpoint to upload.")
+                raise forms.ValidationError(f"Choose a .safetensors checkpoint (or {_imported()}) to upload.")
             return upload
         if not hasattr(upload, "chunks"):  # unchanged file on an edit
             return upload
-        if not upload.name.lower().endswith(".safetensors"):
-            raise forms.ValidationError("Only .safetensors checkpoints are accepted (pickled files can run code).")
+        if not upload.name.lower().endswith(".safetensors") and importer_for(upload.name) is None:
+            raise forms.ValidationError("Only .safetensors checkpoints are accepted (pickled files can run code), "
+                                        f"or {_imported()} networks, which a worker converts.")
         if upload.size > settings.SIGHTLINE_MAX_CHECKPOINT_BYTES:
             raise forms.ValidationError(
                 f"The file is {upload.size:,} bytes; the limit is {settings.SIGHTLINE_MAX_CHECKPOINT_BYTES:,}.")

@@ -9,13 +9,17 @@ from django.db import models
 
 from analysis.encoding import get_encoding
 from analysis.evaluator import Capabilities, MaterialEvaluator, key_digest
+from analysis.models import importer_for
 
 from webapp.networks.value_sanity import ValueSanity, read_value_sanity
 
 
 def checkpoint_upload_path(instance: "Network", filename: str) -> str:
     # Name files by checksum: two uploads of one file cannot diverge, and names never collide.
-    suffix = Path(filename).suffix.lower() or ".bin"
+    # The whole ending of a file some family imports (``.pb.gz``) is kept: it says how to read it.
+    importer = importer_for(filename)
+    suffix = (next(s for s in importer.suffixes if filename.lower().endswith(s)) if importer
+              else Path(filename).suffix.lower() or ".bin")
     return f"networks/{instance.checksum[:16]}{suffix}"
 
 

@@ -18,7 +18,7 @@ from django.db import transaction
 
 from analysis.checkpoint import CheckpointError, file_sha256, load_checkpoint
 from analysis.evaluator import MaterialEvaluator
-from analysis.models import get_family
+from analysis.models import get_family, importer_for
 from analysis.probe import probe_network
 from webapp.networks.models import Network
 
@@ -115,25 +115,65 @@ def register_checkpoint(path: Path, name: str, *, card: str | None = None, is_de
 
 def check_network(network_id: int) -> str:
     """A worker's check of an uploaded checkpoint: "ready" with the file's facts, or "rejected"
-    with the reason shown in the admin. Only a network still "checking" is checked."""
+    with the reason shown in the admin. Only a network still "checking" is checked. Another
+    program's network file (a family's importer reads it) is converted here into a checkpoint,
+    which replaces the upload once it is ready."""
     network = Network.objects.filter(pk=network_id, status=Network.Status.CHECKING).first()
     if network is None:
         return "not checking"
-    path = network.path
+    path, uploaded, converted = network.path, network.checksum, None
     try:
         if path is None or not path.is_file():
             raise CheckpointError(f"{path}: the uploaded file is missing")
-        facts = inspect_checkpoint(path)
-        if facts.checksum != network.checksum:
+        importer = importer_for(path)
+        if importer is not None:
+            converted = _convert_upload(path, uploaded, importer)
+        facts = inspect_checkpoint(converted or path)
+        if converted is None and facts.checksum != uploaded:
             raise CheckpointError(f"{path}: the stored file changed after the upload (checksum differs)")
+        _refuse_duplicate(network, facts.checksum)
     except CheckpointError as exc:
-        return _finish_check(network, Network.Status.REJECTED, str(exc).removeprefix(f"{path}: "))
+        _discard(converted)
+        return _finish_check(network, Network.Status.REJECTED, _reason(exc, path, converted))
     except Exception as exc:  # a bug or a worker problem: say so in the admin, never leave it "checking"
+        _discard(converted)
         log.exception("checking network %s failed", network.name)
         return _finish_check(network, Network.Status.REJECTED, f"the check itself failed: {type(exc).__name__}: {exc}")
     apply_facts(network, facts)
     network.card = network.card or default_card(facts, network.name)
-    return _finish_check(network, Network.Status.READY, "", _FACT_FIELDS)
+    if converted is None:
+        return _finish_check(network, Network.Status.READY, "", _FACT_FIELDS)
+    network.file.name = str(converted.relative_to(Path(network.file.storage.location)))
+    result = _finish_check(network, Network.Status.READY, "", _FACT_FIELDS + ("checksum", "file"), uploaded)
+    _discard(converted if result != Network.Status.READY else path)
+    return result
+
+
+def _convert_upload(path: Path, uploaded: str, importer) -> Path:
+    """The upload converted into a checkpoint beside it (whole or not at all)."""
+    if file_sha256(path) != uploaded:
+        raise CheckpointError(f"{path}: the stored file changed after the upload (checksum differs)")
+    return Path(importer.convert(path, path.with_name(f"{uploaded[:16]}.safetensors")))
+
+
+def _refuse_duplicate(network: Network, checksum: str) -> None:
+    duplicate = Network.objects.filter(checksum=checksum).exclude(pk=network.pk).first()
+    if duplicate is not None:
+        raise CheckpointError(f"this network is already registered as {duplicate.name!r}")
+
+
+def _reason(exc: CheckpointError, *paths) -> str:
+    """The refusal without the storage paths (the admin shows the reason, not where files live)."""
+    message = str(exc)
+    for path in paths:
+        if path is not None:
+            message = message.replace(f"{path}: ", "").replace(str(path), "the uploaded file")
+    return message
+
+
+def _discard(path: Path | None) -> None:
+    if path is not None:
+        path.unlink(missing_ok=True)
 
 
 # What a check learns from the file (besides the checksum the upload recorded).
@@ -141,10 +181,13 @@ _FACT_FIELDS = ("kind", "size_bytes", "family", "preset", "config", "input_encod
                 "trained", "provenance", "metrics", "card")
 
 
-def _finish_check(network: Network, status: str, message: str, fields: tuple[str, ...] = ()) -> str:
-    """Record the verdict, unless the network got another file (or a verdict) while this check ran."""
+def _finish_check(network: Network, status: str, message: str, fields: tuple[str, ...] = (),
+                  checked: str | None = None) -> str:
+    """Record the verdict, unless the network got another file (or a verdict) while this check ran;
+    ``checked``: the checksum of the file that was checked, when the verdict gives it a new one."""
     values = {name: getattr(network, name) for name in fields}
-    updated = Network.objects.filter(pk=network.pk, checksum=network.checksum, status=Network.Status.CHECKING) \
+    updated = Network.objects.filter(pk=network.pk, checksum=checked or network.checksum,
+                                     status=Network.Status.CHECKING) \
         .update(status=status, status_message=message, **values)
     return status if updated else "superseded"
 

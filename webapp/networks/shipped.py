@@ -46,10 +46,11 @@ def register_shipped(weights_dir: Path | None = None, var_dir: Path | None = Non
     return registered + shipped
 
 
-def _preference(network: Network) -> int:
-    """Lower is preferred: the place of its preset in its family's ``preferred_presets``."""
+def _preference(network: Network) -> tuple[int, int]:
+    """Lower is preferred: a preset its family names in ``preferred_presets`` (by its place there)
+    before any other network (imported ones such as Maia's name none)."""
     preferred = list(get_family(network.family).preferred_presets)
-    return preferred.index(network.preset) if network.preset in preferred else len(preferred)
+    return (0, preferred.index(network.preset)) if network.preset in preferred else (1, 0)
 
 
 def _retire_if_replaced(path: Path) -> None:

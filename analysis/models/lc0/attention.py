@@ -1,0 +1,179 @@
+"""lc0's attention body (T-series PE_MAP and BT-series PE_DENSE nets).
+
+Follows lc0's blas backend (``network_blas.cc`` ``ComputeBlocking``,
+``ForwardEncoderLayer``): input embedding, optional gates, DeepNorm encoder
+layers (post-LN, residual branch scaled by alpha = (2 N)^-1/4) with smolgen
+attention biases, then the heads of ``heads.py``.
+
+Shapes: B batch, T = 64 squares (the network's frame), E embedding,
+H heads, D = d_model / H head depth, G smolgen generator width.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import torch
+from torch import nn
+
+from analysis.encoding.policy_index import vocabulary
+from analysis.models.lc0.activations import Activation
+from analysis.models.lc0.config import AttentionConfig
+from analysis.models.lc0.heads import AttentionPolicyHead, AttentionValueHead
+from analysis.models.lc0.resnet import value_outputs
+
+PLANES = 112
+
+
+@lru_cache(maxsize=1)
+def position_encoding() -> torch.Tensor:
+    """lc0's fixed ``kPosEncoding`` (T, 64): -1 on the square itself, 1 where a queen or knight reaches."""
+    table = torch.zeros(64, 64, device="cpu")
+    for from_square, to_square, promotion in vocabulary():
+        if promotion is None:
+            table[from_square, to_square] = 1.0
+    table.fill_diagonal_(-1.0)
+    return table
+
+
+class FFN(nn.Module):
+    def __init__(self, embed: int, hidden: int, act: str):
+        super().__init__()
+        self.dense1, self.act, self.dense2 = nn.Linear(embed, hidden), Activation(act), nn.Linear(hidden, embed)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.dense2(self.act(self.dense1(x)))
+
+
+class Smolgen(nn.Module):
+    """Per-position attention biases (H, T, T) generated from a compressed board summary."""
+
+    def __init__(self, c: AttentionConfig, generator: nn.Linear):
+        super().__init__()
+        self.compress = nn.Linear(c.embed, c.smolgen_compress, bias=False)
+        self.dense1 = nn.Linear(64 * c.smolgen_compress, c.smolgen_hidden)
+        self.ln1 = nn.LayerNorm(c.smolgen_hidden, eps=1e-3)
+        self.dense2 = nn.Linear(c.smolgen_hidden, c.heads * c.smolgen_gen)
+        self.ln2 = nn.LayerNorm(c.heads * c.smolgen_gen, eps=1e-3)
+        self.act, self.heads = Activation(c.smolgen_activation), c.heads
+        self.generator = [generator]  # shared by every layer; a list keeps it out of this module's state
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.compress(x).flatten(1)  # (B, T*hc), square-major
+        h = self.ln1(self.act(self.dense1(h)))
+        h = self.ln2(self.act(self.dense2(h))).view(x.shape[0], self.heads, -1)  # (B, H, G)
+        return self.generator[0](h).view(x.shape[0], self.heads, 64, 64)  # (B, H, T, T)
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, embed: int, d_model: int, heads: int, smolgen: Smolgen | None):
+        super().__init__()
+        self.q, self.k, self.v = (nn.Linear(embed, d_model) for _ in range(3))
+        self.dense, self.heads, self.smolgen = nn.Linear(d_model, embed), heads, smolgen
+
+    def forward(self, x: torch.Tensor, need_weights: bool):
+        B, T, _ = x.shape
+        q, k, v = (f(x).view(B, T, self.heads, -1).transpose(1, 2) for f in (self.q, self.k, self.v))  # (B,H,T,D)
+        logits = q @ k.transpose(-1, -2) / (q.shape[-1] ** 0.5)  # (B, H, T, T)
+        if self.smolgen is not None:
+            logits = logits + self.smolgen(x)
+        weights = torch.softmax(logits, dim=-1)
+        out = (weights @ v).transpose(1, 2).reshape(B, T, -1)  # (B, T, d_model), heads head-major
+        return self.dense(out), (weights if need_weights else None)
+
+
+class EncoderLayer(nn.Module):
+    """Post-LN DeepNorm layer: x = LN(alpha * f(x) + x) for attention, then for the FFN."""
+
+    def __init__(self, embed: int, d_model: int, heads: int, ffn: int, ffn_act: str, alpha: float, eps: float,
+                 smolgen: Smolgen | None = None):
+        super().__init__()
+        self.mha = SelfAttention(embed, d_model, heads, smolgen)
+        self.ln1, self.ffn, self.ln2 = nn.LayerNorm(embed, eps=eps), FFN(embed, ffn, ffn_act), nn.LayerNorm(
+            embed, eps=eps)
+        self.alpha = alpha
+
+    def forward(self, x: torch.Tensor, need_weights: bool = False):
+        attended, weights = self.mha(x, need_weights)
+        x = self.ln1(self.alpha * attended + x)
+        return self.ln2(self.alpha * self.ffn(x) + x), weights
+
+
+class InputEmbedding(nn.Module):
+    """Planes -> (B, T, E): position map or dense features, projection, gates, embedding FFN."""
+
+    def __init__(self, c: AttentionConfig, alpha: float):
+        super().__init__()
+        self.dense = c.embedding == "pe_dense"
+        if self.dense:
+            self.preproc = nn.Linear(64 * 12, 64 * c.dense_features)
+        else:
+            self.register_buffer("pos", position_encoding(), persistent=False)
+        self.proj = nn.Linear(PLANES + (c.dense_features if self.dense else 64), c.embed)
+        self.act = Activation(c.activation)
+        self.ln = nn.LayerNorm(c.embed, eps=c.eps) if self.dense else None
+        self.mult_gate = nn.Parameter(torch.ones(64, c.embed)) if c.gates else None
+        self.add_gate = nn.Parameter(torch.zeros(64, c.embed)) if c.gates else None
+        self.ffn = FFN(c.embed, c.embedding_ffn, c.ffn_activation) if c.embedding_ffn else None
+        self.ffn_ln = nn.LayerNorm(c.embed, eps=c.eps) if c.embedding_ffn else None
+        self.alpha = alpha
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        x = tokens.reshape(-1, 64, PLANES)  # (B, T, 112)
+        if self.dense:
+            extra = self.preproc(x[:, :, :12].flatten(1)).view(x.shape[0], 64, -1)  # (B, T, D)
+        else:
+            extra = self.pos.expand(x.shape[0], -1, -1)  # (B, T, 64)
+        x = self.act(self.proj(torch.cat([x, extra], dim=-1)))  # (B, T, E)
+        if self.ln is not None:
+            x = self.ln(x)
+        if self.mult_gate is not None:
+            x = x * self.mult_gate + self.add_gate
+        if self.ffn is not None:
+            x = self.ffn_ln(self.alpha * self.ffn(x) + x)
+        return x
+
+
+class Lc0Attention(nn.Module):
+    family = "lc0-attention"
+
+    def __init__(self, config: AttentionConfig):
+        super().__init__()
+        c = self.config = config
+        alpha = (2.0 * c.encoders) ** -0.25
+        self.embedding = InputEmbedding(c, alpha)
+        self.smolgen_w = nn.Linear(c.smolgen_gen, 64 * 64, bias=False) if c.smolgen_compress else None
+        self.encoders = nn.ModuleList(
+            EncoderLayer(c.embed, c.d_model, c.heads, c.ffn, c.ffn_activation, alpha, c.eps,
+                         Smolgen(c, self.smolgen_w) if c.smolgen_compress else None)
+            for _ in range(c.encoders))
+        self.policy_embedding = (nn.Linear(c.embed, c.policy_embed) if c.shared_policy_embedding else None)
+        self.policy_heads = nn.ModuleDict({name: AttentionPolicyHead(c) for name in c.policy_heads})
+        self.value_heads = nn.ModuleDict({name: AttentionValueHead(c, c.value_channels, c.value_hidden,
+                                                                   3 if c.wdl else 1) for name in c.value_heads})
+        self.moves_left = (AttentionValueHead(c, c.moves_left_channels, c.moves_left_hidden, 1)
+                           if c.moves_left_channels else None)
+
+    def forward(self, tokens: torch.Tensor, need_attention: bool = False) -> dict[str, torch.Tensor]:
+        """tokens (B, 64, 112) (lc0's planes transposed) -> policy (B, 1858), wdl (B, 3), q, d, m (B,); every head as
+        "policy.NAME" / "wdl.NAME"; with ``need_attention`` "attention" (B, L, H, T, T), network frame."""
+        c = self.config
+        x = self.embedding(tokens)
+        maps = []
+        for layer in self.encoders:
+            x, weights = layer(x, need_attention)
+            maps.append(weights)
+        embedded = self.policy_embedding(x) if self.policy_embedding is not None else None
+        out: dict[str, torch.Tensor] = {}
+        for name, head in self.policy_heads.items():
+            out[f"policy.{name}"] = head(x, embedded)
+        for name, head in self.value_heads.items():
+            for key, value in value_outputs(head(x), c.wdl).items():
+                out[f"{key}.{name}"] = value
+        out["policy"] = out[f"policy.{c.policy_head}"]
+        out.update({key: out[f"{key}.{c.value_head}"] for key in ("wdl", "q", "d") if f"{key}.{c.value_head}" in out})
+        if self.moves_left is not None:  # absent without a moves-left head
+            out["m"] = torch.relu(self.moves_left(x)[:, 0])
+        if need_attention:
+            out["attention"] = torch.stack(maps, dim=1)
+        return out
