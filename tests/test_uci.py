@@ -186,6 +186,33 @@ def test_stop_right_after_go_infinite_is_not_lost_when_the_search_thread_starts_
     engine.handle("quit")
 
 
+def test_go_right_after_bestmove_starts_a_new_search_while_the_old_thread_is_still_returning():
+    # A GUI may send the next go as soon as it reads bestmove, before the search thread that
+    # wrote it has returned; "already searching" then left python-chess waiting forever.
+    engine, out = _engine()
+    send = engine.send
+
+    def slow_after_bestmove(line: str) -> None:
+        send(line)
+        if line.startswith("bestmove") and threading.current_thread().name == "uci-search":
+            time.sleep(0.3)  # the thread has answered but not yet returned
+
+    engine.send = slow_after_bestmove
+    engine.handle("position startpos")
+    engine.handle("go depth 1")
+    _wait_for(out, "bestmove")
+    engine.handle("position startpos moves e2e4")
+    engine.handle("go depth 1")
+    time.sleep(0.1)
+    assert "already searching" not in out.getvalue()
+    end = time.monotonic() + 10
+    while out.getvalue().count("bestmove") < 2 and time.monotonic() < end:
+        time.sleep(0.01)
+    second = [line for line in out.getvalue().splitlines() if line.startswith("bestmove")][1].split()[1]
+    assert chess.Move.from_uci(second) in chess.Board("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1").legal_moves
+    engine.handle("quit")
+
+
 def test_bestmove_0000_when_the_game_is_over():
     engine, out = _engine()
     engine.handle("position fen R5k1/5ppp/8/8/8/8/5PPP/6K1 b - - 1 1")

@@ -112,6 +112,9 @@ class UCIEngine:
         self._thread_search: Search | None = None  # the search the worker thread runs
         self._infinite = False
         self._stop_requested = threading.Event()
+        # Set once the search thread has written its bestmove: the GUI may send the next go
+        # before that thread has returned, and must not be told "already searching".
+        self._answered = threading.Event()
         self._write_lock = threading.Lock()
 
     # -- output ------------------------------------------------------------
@@ -273,9 +276,13 @@ class UCIEngine:
         budget, infinite = self._parse_go(args)
         if budget is None:
             return
+        if self._thread is not None:
+            self._thread.join()  # answered already: only its return is left
+            self._thread = None
         search = self._current_search()
         self._infinite = infinite
         self._stop_requested.clear()
+        self._answered.clear()
         board = self.board.copy()
         self._thread_search = search
         self._thread = threading.Thread(target=self._search_thread, args=(search, board, budget),
@@ -285,7 +292,7 @@ class UCIEngine:
     # -- helpers ---------------------------------------------------------------
     @property
     def searching(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        return self._thread is not None and self._thread.is_alive() and not self._answered.is_set()
 
     def _parse_go(self, args) -> tuple[Budget | None, bool]:
         values: dict[str, int] = {}
@@ -372,6 +379,7 @@ class UCIEngine:
             report(result)
         if self._infinite:
             self._stop_requested.wait()  # UCI: no bestmove before stop during go infinite
+        self._answered.set()  # before the line: once the GUI reads it, it may send the next go
         self.send(_bestmove_line(board, result))
 
     def _finish_search(self) -> None:
