@@ -72,6 +72,11 @@ def save_checkpoint(path: str | Path, model: torch.nn.Module, *, trained: bool,
     tensors = {name: t.detach().to("cpu").contiguous() for name, t in model.state_dict().items()}
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    return write_atomically(path, tensors, meta)
+
+
+def write_atomically(path: Path, tensors: dict[str, torch.Tensor], meta: CheckpointMeta) -> Path:
+    """Write a safetensors checkpoint via ``NAME.partial``: the file appears whole or not at all."""
     partial = path.with_name(path.name + ".partial")
     try:
         save_file(tensors, str(partial), metadata=meta.to_header())
@@ -89,13 +94,7 @@ def rewrite_metadata(path: str | Path, meta: CheckpointMeta) -> Path:
     path = Path(path)
     with safe_open(str(path), "pt") as f:
         tensors = {name: f.get_tensor(name) for name in f.keys()}
-    partial = path.with_name(path.name + ".partial")
-    try:
-        save_file(tensors, str(partial), metadata=meta.to_header())
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
-    return path
+    return write_atomically(path, tensors, meta)
 
 
 def read_header(path: str | Path) -> tuple[CheckpointMeta, dict[str, tuple[str, list[int]]]]:

@@ -9,14 +9,12 @@ network's answers on probe positions stay within ``FLOAT16_TOLERANCE``.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import chess
 import torch
-from safetensors.torch import save_file
 
-from analysis.checkpoint import CheckpointError, CheckpointMeta, load_checkpoint, read_header
+from analysis.checkpoint import CheckpointError, CheckpointMeta, load_checkpoint, read_header, write_atomically
 from analysis.models.lc0.evaluate import evaluate_boards
 from analysis.models.lc0.model import ATTENTION, FAMILIES, RESNET, build, from_lc0, input_encoding
 from analysis.models.lc0.reader import read_net
@@ -74,13 +72,7 @@ def convert(source: str | Path, out: str | Path, *, float16: bool = False) -> Pa
                                   f"(over {FLOAT16_TOLERANCE}); convert without float16")
         meta.provenance.update(storage="float16", float16_max_output_difference=diff)
     out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(out.name + ".partial")
-    try:
-        save_file(tensors, str(partial), metadata=meta.to_header())
-        os.replace(partial, out)
-    finally:
-        partial.unlink(missing_ok=True)
-    return out
+    return write_atomically(out, tensors, meta)
 
 
 def load_converted(path: str | Path) -> tuple[torch.nn.Module, CheckpointMeta]:
