@@ -60,7 +60,8 @@ class TorchEvaluator:
     @torch.inference_mode()
     def forward(self, boards: Sequence[chess.Board], need_attention: bool = False) -> dict[str, np.ndarray]:
         """Raw network outputs (float32 numpy) for ``boards``; bf16 autocast on CUDA."""
-        inputs = torch.from_numpy(self.encoding.encode(boards)).to(self.device, non_blocking=True)
+        inputs = torch.from_numpy(self.family.network_inputs(boards, self.encoding, self.model.config))
+        inputs = inputs.to(self.device, non_blocking=True)
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.device.type == "cuda"):
             out = self.model(inputs, need_attention=need_attention)
         return {k: v.float().cpu().numpy() for k, v in out.items()}
