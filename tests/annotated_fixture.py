@@ -30,7 +30,8 @@ def _row(board: chess.Board, game: int, ply: int, split: str, multipv: bool) -> 
     win = successors[best]
     packed = pack(board)
     return {
-        "fen": board.fen(), "history_fen": None, "history_moves": None, "game_id": f"g{game}", "ply": ply,
+        "fen": board.fen(), "history_fen": chess.STARTING_FEN,
+        "history_moves": " ".join(m.uci() for m in board.move_stack), "game_id": f"g{game}", "ply": ply,
         "source": "pgn", "split": split, "priority": 0.0,
         "planes": packed.bits.astype("<u8").tobytes(), "rule50": packed.rule50, "win": win, "cp": 0, "mate": None,
         "wdl": [win, 0.0, 1.0 - win], "best_move": moves[best].uci(), "best_index": move_to_index(board, moves[best]),
