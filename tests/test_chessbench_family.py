@@ -185,3 +185,18 @@ def test_config_validation():
     assert ChessBenchConfig().sequence_length == 79 and ChessBenchConfig(head="behavioural_cloning").outputs == 1968
     assert FAMILY.preset_name(PRESETS["cb-9m"].to_dict()) == "cb-9m"
     assert get_encoding(ENCODING) is get_encoding(FAMILY.encoding_of(PRESETS["cb-small"]))
+
+
+def test_non_finite_weights_are_named(tmp_path):
+    from analysis.evaluator import NonFiniteOutput
+
+    evaluator = _evaluator()
+    with torch.no_grad():
+        evaluator.model.head.bias.fill_(float("nan"))
+    with pytest.raises(NonFiniteOutput, match="non-finite output \\(action_logits\\)"):
+        evaluator.evaluate([chess.Board()])
+    path = save_checkpoint(tmp_path / "nan.safetensors", evaluator.model, trained=True)
+    from webapp.networks.registry import inspect_checkpoint  # the site's check: probe before registering
+
+    with pytest.raises(CheckpointError, match="non-finite"):
+        inspect_checkpoint(path)

@@ -73,7 +73,7 @@ def _row_slices(boards: Sequence[chess.Board], encoding: Encoding, per_move: boo
 
 
 def _check_finite(name: str, board: chess.Board, out: dict[str, np.ndarray], rows: slice) -> None:
-    bad = [key for key in (*LOGITS, "attention") if key in out and not np.isfinite(out[key][rows]).all()]
+    bad = [key for key in (*LOGITS.values(), "attention") if key in out and not np.isfinite(out[key][rows]).all()]
     if bad:
         raise NonFiniteOutput(f"{name} gave non-finite output ({', '.join(bad)}) for the position {board.fen()}")
 
