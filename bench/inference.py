@@ -135,7 +135,7 @@ def main() -> None:
         end_to_end = timed(lambda: evaluator.evaluate(boards[:positions]), device)
         positions_per_s = len(tokens) / net_seconds / per_position
         mfu = flops_per_position * positions_per_s / peak
-        print(f"{len(tokens):>6} {per_position:>8.1f} {positions_per_s:>11,.0f} {positions / end_to_end:>17,.0f} "
+        print(f"{len(tokens):>6} {per_position:>8.1f} {positions_per_s:>11,.1f} {positions / end_to_end:>17,.1f} "
               f"{flops_per_position / 1e9:>10.4f} {mfu:>6.2f}")
 
 
