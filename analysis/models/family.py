@@ -75,7 +75,7 @@ class ModelFamily:
     # network reads more than the board: inputs(boards, encoding, config) -> array.
     inputs: Callable[..., np.ndarray] | None = None
     # Its training data (default: the lc0-plane ``PositionDataset``): dataset(roots, split, config,
-    # max_rows=, **the run's data settings) -> a torch Dataset indexed by arrays of sample numbers.
+    # max_rows=) -> a torch Dataset indexed by arrays of sample numbers, each item a batch dict.
     dataset: Callable[..., Any] | None = None
 
     def network_inputs(self, boards: Sequence[chess.Board], encoding: Any, config: Any) -> np.ndarray:

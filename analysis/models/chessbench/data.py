@@ -53,7 +53,6 @@ class ChessBenchDataset(torch.utils.data.Dataset):
         if max_rows is not None:
             table = table.slice(0, max_rows)
         self.head = config.head
-        self.encoding = get_encoding(ENCODING)
         self.fens = table["fen"].to_pylist()
         if self.head == ACTION_VALUE:
             self.rows, self.actions, self.win = _action_pairs(
@@ -74,7 +73,8 @@ class ChessBenchDataset(torch.utils.data.Dataset):
 
     def __getitem__(self, idx) -> dict[str, torch.Tensor]:
         idx = np.atleast_1d(np.asarray(idx, np.int64))
-        tokens = self.encoding.encode_fens([self.fens[r] for r in self.rows[idx]])  # (B, 77), at load time
+        encoding = get_encoding(ENCODING)  # looked up here: a dataset holds plain data (picklable for workers)
+        tokens = encoding.encode_fens([self.fens[r] for r in self.rows[idx]])  # (B, 77), at load time
         if self.head == ACTION_VALUE:
             tokens = np.concatenate([tokens, self.actions[idx, None]], axis=1)  # (B, 78)
         batch = {"tokens": torch.from_numpy(tokens)}
@@ -85,8 +85,8 @@ class ChessBenchDataset(torch.utils.data.Dataset):
         return batch
 
 
-def make_dataset(roots: Sequence[Path], split: str, config: ChessBenchConfig, *, max_rows: int | None = None,
-                 **_settings) -> ChessBenchDataset:
-    """The family's training-data hook (``ModelFamily.dataset``); Chessformer's settings
-    (policy temperature, history dropout ...) do not apply here."""
+def make_dataset(roots: Sequence[Path], split: str, config: ChessBenchConfig, *,
+                 max_rows: int | None = None) -> ChessBenchDataset:
+    """The family's training-data hook (``ModelFamily.dataset``). The lc0-plane settings of a run
+    (policy temperature, WDL target, history dropout, colour flips) do not apply here."""
     return ChessBenchDataset(roots, split, config, max_rows=max_rows)
