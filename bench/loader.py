@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from analysis.models import DEFAULT_FAMILY, get_family  # noqa: E402
 from analysis.train.config import TrainConfig  # noqa: E402
-from analysis.train.loop import _dataset  # noqa: E402
+from analysis.train.loop import training_dataset  # noqa: E402
 
 
 def main() -> None:
@@ -44,7 +44,7 @@ def main() -> None:
     cfg = TrainConfig(data=args.data, out=Path("unused"), family=args.family, model=preset)
 
     started = time.perf_counter()
-    dataset = _dataset(family, cfg, "train", config)
+    dataset = training_dataset(family, cfg, "train", config)
     print(f"{family.name} {preset}: {len(dataset):,} training samples, loaded in {time.perf_counter() - started:.1f} s")
     rng = np.random.default_rng(0)
     started = time.perf_counter()

@@ -58,7 +58,7 @@ def _hardware(device: torch.device, world: int) -> str:
 _OPTIMIZERS = {"nadam": torch.optim.NAdam, "adam": torch.optim.Adam}
 
 
-def _dataset(family, cfg: TrainConfig, split: str, model_config):
+def training_dataset(family, cfg: TrainConfig, split: str, model_config):
     """The family's training data for ``split`` (its own loader, else the lc0-plane rows)."""
     if family.dataset is not None:
         return family.dataset(cfg.datasets, split, model_config,
@@ -128,9 +128,9 @@ def train(cfg: TrainConfig, *, progress: bool = True) -> Path:
 
     family = get_family(cfg.family)
     model_config = family.preset(cfg.model, **cfg.model_overrides)
-    train_set = _dataset(family, cfg, "train", model_config)
+    train_set = training_dataset(family, cfg, "train", model_config)
     try:  # the held-out games: validation loss only, never used to pick weights
-        val_set = _dataset(family, cfg, "test", model_config)
+        val_set = training_dataset(family, cfg, "test", model_config)
     except ValueError:
         val_set = None
     val_batches = []
