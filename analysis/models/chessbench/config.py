@@ -67,9 +67,11 @@ class ChessBenchConfig:
 PRESETS: dict[str, ChessBenchConfig] = {
     # For tests: seconds to build and run.
     "cb-tiny": ChessBenchConfig(layers=2, embed=32, heads=4, bins=32),
-    # CPU-trainable action-value net: the fastest of the sizes the lead asked for (D 128-256,
-    # 4-8 layers); training steps of 64 rows on the shared 2-core CPU, 1 thread, under load:
-    # 4 x 128 took 2.9 s (22 rows/s), 6 x 192 7.3 s (9 rows/s).
+    # CPU-trainable action-value nets. An action-value net reads one 78-token row per legal move,
+    # so a position costs about 30 forward passes: on two CPU cores only the smallest sizes see
+    # a useful share of a dataset in an hour. cb-mini is the reference's local config
+    # (train.py: 4 layers, D 64, 4 heads); cb-small is the next size up.
+    "cb-mini": ChessBenchConfig(layers=4, embed=64, heads=4),
     "cb-small": ChessBenchConfig(layers=4, embed=128, heads=4),
     # The paper's three (appendix A.2), with the reference's exact parameter counts.
     "cb-9m": ChessBenchConfig(layers=8, embed=256, heads=8),
