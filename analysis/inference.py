@@ -53,6 +53,9 @@ class TorchEvaluator:
         self.trained = trained
         self.capabilities = self.family.capabilities(model.config)
         self.meta = None  # the CheckpointMeta, when loaded from a file
+        # The last plain forward pass of a network with action values: ``evaluate_actions`` right after
+        # ``evaluate`` on the same positions (the site's phase 1 asks both) reuses it.
+        self._last: tuple[list, dict[str, np.ndarray]] | None = None
 
     def cache_key(self, board: chess.Board) -> Hashable:
         return self.encoding.position_key(board)
@@ -60,7 +63,8 @@ class TorchEvaluator:
     @torch.inference_mode()
     def forward(self, boards: Sequence[chess.Board], need_attention: bool = False) -> dict[str, np.ndarray]:
         """Raw network outputs (float32 numpy) for ``boards``; bf16 autocast on CUDA."""
-        inputs = torch.from_numpy(self.encoding.encode(boards)).to(self.device, non_blocking=True)
+        inputs = torch.from_numpy(self.family.network_inputs(boards, self.encoding, self.model.config))
+        inputs = inputs.to(self.device, non_blocking=True)
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.device.type == "cuda"):
             out = self.model(inputs, need_attention=need_attention)
         return {k: v.float().cpu().numpy() for k, v in out.items()}
@@ -72,6 +76,8 @@ class TorchEvaluator:
         if attention and self.capabilities.attention is None:
             raise ValueError(f"{self.name} has no attention maps")
         out = self.forward(boards, need_attention=attention)
+        if self.capabilities.action_values and not attention:
+            self._last = ([self.cache_key(b) for b in boards], out)
         return self.family.decode(out, boards, self.encoding, temperature=temperature, attention=attention,
                                   name=self.name)
 
@@ -80,7 +86,9 @@ class TorchEvaluator:
             raise NoActionValues(f"{self.name} ({self.family.name}) has no action-value head")
         if not boards:
             return []
-        return self.family.decode_actions(self.forward(boards), boards, self.encoding, name=self.name)
+        last, self._last = self._last, None
+        out = last[1] if last is not None and last[0] == [self.cache_key(b) for b in boards] else self.forward(boards)
+        return self.family.decode_actions(out, boards, self.encoding, name=self.name)
 
 
 def make_evaluator(model: torch.nn.Module, **kwargs) -> TorchEvaluator:

@@ -4,13 +4,16 @@
     python bench/inference.py --device cuda --dtype bf16 --preset cf-240m --batches 1024
     python bench/inference.py --model weights/maia-1100.safetensors --batches 256   # an imported SE-ResNet
     python bench/inference.py --family lc0-attention --preset bt-small --batches 256  # synthetic, random weights
+    python bench/inference.py --family chessbench --preset cb-9m --batches 256  # action values: rows per move
 
 MFU = (model FLOPs per position x positions/s) / (this machine's dense matmul FLOP/s
 in the same dtype, measured in the same run). Targets: >= 0.5 for cf-6m at batch 256
 on the CPU in fp32; >= 0.4 for cf-240m at batch 1024 in bf16 on a GPU.
 Model FLOPs are counted by torch.utils.flop_counter on one forward pass.
 Positions/s is reported for the network alone and end to end (python-chess boards
--> encoding -> network -> legal-move policies).
+-> encoding -> network -> legal-move policies). A batch is the network's input rows;
+where a family feeds one row per legal move (ChessBench action values), positions/s
+is rows/s divided by the mean rows per position (printed as rows/pos).
 """
 
 from __future__ import annotations
@@ -29,7 +32,6 @@ from torch.utils.flop_counter import FlopCounterMode
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from analysis.checkpoint import load_checkpoint  # noqa: E402
-from analysis.encoding import get_encoding  # noqa: E402
 from analysis.inference import TorchEvaluator  # noqa: E402
 from analysis.models import DEFAULT_FAMILY, get_family  # noqa: E402
 
@@ -114,22 +116,26 @@ def main() -> None:
 
     boards = random_boards(max(args.batches))
     evaluator = TorchEvaluator(model, device=device, encoding=encoding)
-    print(f"{'batch':>6} {'net pos/s':>11} {'end-to-end pos/s':>17} {'GFLOP/pos':>10} {'MFU':>6}")
+    rows = evaluator.family.network_inputs(boards, evaluator.encoding, model.config)
+    per_position = len(rows) / len(boards)
+    print(f"{'batch':>6} {'rows/pos':>8} {'net pos/s':>11} {'end-to-end pos/s':>17} {'GFLOP/pos':>10} {'MFU':>6}")
     for batch in args.batches:
-        tokens = torch.from_numpy(get_encoding(encoding).encode(boards[:batch])).to(device, dtype)
+        tokens = torch.from_numpy(rows[:batch])
+        tokens = tokens.to(device, dtype) if tokens.is_floating_point() else tokens.to(device)
         with FlopCounterMode(display=False) as counter, torch.inference_mode():
             model(tokens)
-        flops_per_position = counter.get_total_flops() / batch
+        flops_per_position = counter.get_total_flops() / len(tokens) * per_position
+        positions = max(1, round(len(tokens) / per_position))  # the boards that many rows make
 
         def forward():
             with torch.inference_mode():
                 model(tokens)
 
         net_seconds = timed(forward, device)
-        end_to_end = timed(lambda: evaluator.evaluate(boards[:batch]), device)
-        positions_per_s = batch / net_seconds
+        end_to_end = timed(lambda: evaluator.evaluate(boards[:positions]), device)
+        positions_per_s = len(tokens) / net_seconds / per_position
         mfu = flops_per_position * positions_per_s / peak
-        print(f"{batch:>6} {positions_per_s:>11,.0f} {batch / end_to_end:>17,.0f} "
+        print(f"{len(tokens):>6} {per_position:>8.1f} {positions_per_s:>11,.1f} {positions / end_to_end:>17,.1f} "
               f"{flops_per_position / 1e9:>10.4f} {mfu:>6.2f}")
 
 

@@ -154,12 +154,16 @@ class JobRun:
         for batch in _batches(missing, self.batch_size):
             self._check_cancelled()
             t0 = time.perf_counter()
-            results = self.evaluator.evaluate([boards[by_key[k][0]] for k in batch])
+            batch_boards = [boards[by_key[k][0]] for k in batch]
+            results = self.evaluator.evaluate(batch_boards)
+            # Each legal move's predicted win probability, shown beside the policy (action-value heads).
+            actions = self.evaluator.evaluate_actions(batch_boards) if self.evaluator.capabilities.action_values \
+                else [None] * len(batch)
             per_position_ms = (time.perf_counter() - t0) * 1000.0 / len(batch)
             rows = []
-            for key, ev in zip(batch, results):
+            for key, ev, values in zip(batch, results, actions):
                 self.memo.remember(raw_keys[by_key[key][0]], ev)
-                known[key] = evaluation_json(ev, boards[by_key[key][0]])
+                known[key] = evaluation_json(ev, boards[by_key[key][0]], values)
                 rows.append(PositionResult(position_key=key, network_checksum=checksum,
                                            settings_key=EVAL_SETTINGS_KEY, data=known[key],
                                            compute_ms=per_position_ms))

@@ -1,9 +1,10 @@
 """Board encodings, registered by name (``get_encoding``): lc0's 112 input planes and its
-1858-move policy vocabulary today.
+1858-move policy vocabulary, and ChessBench's 77 FEN tokens with its 1968 actions.
 
 A new encoding is one module defining an ``Encoding`` plus one ``register_encoding`` line here.
 """
 
+from analysis.encoding.chessbench import FEN_TOKENS
 from analysis.encoding.lc0 import LC0_PLANES
 from analysis.encoding.lc0_planes import (
     INPUT_FORMAT,
@@ -24,9 +25,10 @@ from analysis.encoding.policy_index import (
 from analysis.encoding.registry import ENCODINGS, Encoding, get_encoding, register_encoding
 
 register_encoding(LC0_PLANES)
+register_encoding(FEN_TOKENS)
 
 __all__ = [
-    "ENCODINGS", "INPUT_FORMAT", "LC0_PLANES", "POLICY_SIZE", "Encoding", "PackedPosition", "encode_planes",
+    "ENCODINGS", "FEN_TOKENS", "INPUT_FORMAT", "LC0_PLANES", "POLICY_SIZE", "Encoding", "PackedPosition", "encode_planes",
     "encode_tokens", "get_encoding", "index_to_move", "legal_move_indices", "move_to_index", "pack",
     "register_encoding", "tokens_from_packed", "vocabulary", "vocabulary_uci",
 ]

@@ -23,6 +23,9 @@ class Encoding:
     ``legal_moves``: a board's legal moves and their vocabulary indices.
     ``square_tokens``: for each real square (a1 = 0 ... h8 = 63), the token that
     holds it, or None when token t is square t.
+    ``encode_fens``: for encodings that are a function of the FEN alone, the same
+    input straight from stored (python-chess normalised) FENs, so a training
+    loader encodes its rows without building boards.
     """
 
     name: str
@@ -31,6 +34,7 @@ class Encoding:
     vocabulary: Callable[[], list[str]]
     legal_moves: Callable[[chess.Board], tuple[list[chess.Move], np.ndarray]]
     square_tokens: Callable[[chess.Board], np.ndarray | None]
+    encode_fens: Callable[[Sequence[str]], np.ndarray] | None = None
 
     def to_real_squares(self, maps: np.ndarray, board: chess.Board) -> np.ndarray:
         """(..., T, T) token-by-token maps -> (..., 64, 64) indexed by real squares."""

@@ -109,11 +109,13 @@ def evaluate_static(evaluator, algo: str, positions, *, progress: bool = False) 
     """For the value agent, successors of ``VALUE_PREFETCH_POSITIONS`` positions share forward passes."""
     from analysis.eval.prefetch import PrefetchedEvaluator
 
-    if algo == "value":
+    # An action-value network scores every move in one call; there are no successors to prefetch.
+    prefetch = algo == "value" and not evaluator.capabilities.action_values
+    if prefetch:
         evaluator = PrefetchedEvaluator(evaluator)
     correct, taus = 0, []
     for i, (board, truth) in enumerate(tqdm(positions, desc=f"static {algo}", unit="pos", disable=not progress)):
-        if algo == "value" and i % VALUE_PREFETCH_POSITIONS == 0:
+        if prefetch and i % VALUE_PREFETCH_POSITIONS == 0:
             evaluator.clear()
             ahead = positions[i:i + VALUE_PREFETCH_POSITIONS]
             evaluator.prefetch([s for b, _ in ahead for s in successors_to_evaluate(b)])

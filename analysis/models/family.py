@@ -71,6 +71,15 @@ class ModelFamily:
     # The one encoding a config's network takes, when the config fixes it (else any of ``encodings``).
     encoding_for: Callable[[Any], str] | None = None
     importer: Importer | None = None
+    # The network's input rows for boards (default: ``encoding.encode(boards)``), for a family whose
+    # network reads more than the board: inputs(boards, encoding, config) -> array.
+    inputs: Callable[..., np.ndarray] | None = None
+    # Its training data (default: the lc0-plane ``PositionDataset``): dataset(roots, split, config,
+    # max_rows=) -> a torch Dataset indexed by arrays of sample numbers, each item a batch dict.
+    dataset: Callable[..., Any] | None = None
+
+    def network_inputs(self, boards: Sequence[chess.Board], encoding: Any, config: Any) -> np.ndarray:
+        return encoding.encode(boards) if self.inputs is None else self.inputs(boards, encoding, config)
 
     def config(self, config: Mapping[str, Any] | Any) -> Any:
         """The typed config from a checkpoint's JSON (ValueError when it does not fit)."""

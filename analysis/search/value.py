@@ -2,8 +2,10 @@
 
 Every legal move's successor is evaluated in one batch and the move that
 leaves the opponent the lowest expected score is played. Successors that end
-the game get their exact value; as in ChessBench, a move that allows a
-threefold-repetition claim is scored as a draw.
+the game get their exact value; as in ChessBench (reference
+``neural_engines._update_scores_with_repetitions``), a move after which a
+fivefold repetition stands or a threefold repetition can be claimed is scored
+as a draw. This is the ChessBench state-value agent.
 
 The ChessBench action-value agent plugs in here: an evaluator whose
 capabilities include action values is asked, through ``evaluate_actions``,
@@ -26,6 +28,15 @@ class ValueSettings:
     """``use_action_values``: prefer the evaluator's action-value head when it has one."""
 
     use_action_values: bool = True
+
+
+def allows_repetition_claim(board: chess.Board) -> bool:
+    """ChessBench's repetition rule for ``board`` just after a move: fivefold, or a threefold
+    claim (now or by the next move). Threefold needs eight reversible plies, so positions with
+    a short half-move clock are settled without python-chess's per-move scan."""
+    if board.halfmove_clock < 7:
+        return False
+    return board.is_fivefold_repetition() or board.can_claim_threefold_repetition()
 
 
 def successor_outcome(board: chess.Board) -> float | None:
@@ -56,6 +67,8 @@ class ValueSearch(Search):
         for move in moves:
             board.push(move)
             outcome = successor_outcome(board)
+            if outcome is None and allows_repetition_claim(board):
+                outcome = 0.0
             if outcome is not None:
                 values[move] = (-outcome, 1.0 if outcome == 0 else 0.0)
             else:
@@ -81,7 +94,7 @@ class ValueSearch(Search):
         scores = dict(self.evaluator.evaluate_actions([board])[0])
         for move in moves:
             board.push(move)
-            if draw_by_rule(board, in_search=False):
+            if draw_by_rule(board, in_search=False) or allows_repetition_claim(board):
                 scores[move] = 0.5  # ChessBench: a move that allows a repetition claim is a draw
             board.pop()
         best = max(moves, key=lambda m: scores.get(m, 0.0))

@@ -34,12 +34,16 @@ class TrainConfig:
     # time-budgeted run on a shared machine still anneals and averages before it stops.
     schedule: str = "steps"
     warmup_steps: int = 0
+    optimizer: str = "nadam"  # nadam (Chessformer section III) | adam (ChessBench)
     betas: tuple = (0.9, 0.98)  # Nadam, Chessformer section III
     eps: float = 1e-7
     weight_decay: float = 0.0
     grad_clip: float = 10.0
     swa_start: float = 0  # first step (or run fraction) whose weights enter the average
     swa_every: int = 10
+    # With a decay (ChessBench: 0.99), the exported average is an exponential moving average of
+    # the parameters (updated as SWA would be: from swa_start, every swa_every steps), not SWA.
+    ema_decay: float | None = None
     policy_temperature: float = 0.02  # softmax over Stockfish win probabilities -> policy target
     # WDL head target: "win" keeps Stockfish's draw share but matches W + D/2 to the win
     # probability the q head learns; "stockfish" is Stockfish's own (steeper) WDL.
@@ -108,6 +112,10 @@ class TrainConfig:
             raise ValueError(f"wdl_target must be win or stockfish, not {self.wdl_target!r}")
         if not (0 <= self.fen_only_share <= 1 and 0 <= self.colour_flip_share <= 1):
             raise ValueError("fen_only_share and colour_flip_share must be in [0, 1]")
+        if self.optimizer not in ("nadam", "adam"):
+            raise ValueError(f"optimizer must be nadam or adam, not {self.optimizer!r}")
+        if self.ema_decay is not None and not 0 < self.ema_decay < 1:
+            raise ValueError("ema_decay must be in (0, 1)")
         if self.swa_every <= 0 or self.checkpoint_every <= 0 or self.val_every <= 0:
             raise ValueError("swa_every, checkpoint_every and val_every must be positive")
 

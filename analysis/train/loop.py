@@ -1,4 +1,4 @@
-"""The supervised training loop: Nadam, clipping, LR steps, SWA export, resume, DDP.
+"""The supervised training loop: Nadam (or Adam), clipping, LR steps, SWA (or EMA) export, resume, DDP.
 
 Run it as ``python -m analysis train --config configs/FILE.toml``; for
 several GPUs, ``torchrun --nproc_per_node N -m analysis train --config ...``
@@ -55,6 +55,23 @@ def _hardware(device: torch.device, world: int) -> str:
     return f"CPU ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
 
 
+_OPTIMIZERS = {"nadam": torch.optim.NAdam, "adam": torch.optim.Adam}
+
+
+def training_dataset(family, cfg: TrainConfig, split: str, model_config):
+    """The family's training data for ``split`` (its own loader, else the lc0-plane rows)."""
+    if family.dataset is not None:
+        return family.dataset(cfg.datasets, split, model_config,
+                              max_rows=cfg.max_train_rows if split == "train" else None)
+    if split == "train":
+        return PositionDataset(cfg.datasets, "train", policy_temperature=cfg.policy_temperature,
+                               max_rows=cfg.max_train_rows, wdl_target=cfg.wdl_target,
+                               fen_only_share=cfg.fen_only_share, colour_flip_share=cfg.colour_flip_share,
+                               seed=cfg.seed)
+    return PositionDataset(cfg.datasets, "test", policy_temperature=cfg.policy_temperature,
+                           wdl_target=cfg.wdl_target)
+
+
 def _loader(dataset: PositionDataset, sampler: EpochBatches, workers: int, device: torch.device):
     return torch.utils.data.DataLoader(
         dataset, sampler=sampler, batch_size=None, num_workers=workers,
@@ -77,9 +94,10 @@ def _validate(model, batches, device, autocast, cfg) -> dict[str, float]:
             out = model(batch["tokens"])
         for k, v in get_family(cfg.family).losses(out, batch, cfg.loss).items():
             sums[k] = sums.get(k, 0.0) + float(v)
-        top = out["policy"].float().masked_fill(~batch["legal"], float("-inf")).argmax(-1)
-        sums["policy_top1"] = sums.get("policy_top1", 0.0) + float(
-            (batch["policy"].gather(1, top[:, None]).squeeze(1) >= batch["policy"].max(-1).values).float().mean())
+        if "policy" in out and "legal" in batch:
+            top = out["policy"].float().masked_fill(~batch["legal"], float("-inf")).argmax(-1)
+            sums["policy_top1"] = sums.get("policy_top1", 0.0) + float(
+                (batch["policy"].gather(1, top[:, None]).squeeze(1) >= batch["policy"].max(-1).values).float().mean())
     model.train()
     return {k: v / max(1, len(batches)) for k, v in sums.items()}
 
@@ -108,13 +126,11 @@ def train(cfg: TrainConfig, *, progress: bool = True) -> Path:
     def autocast():
         return torch.autocast(device.type, dtype=torch.bfloat16, enabled=use_amp)
 
-    train_set = PositionDataset(cfg.datasets, "train", policy_temperature=cfg.policy_temperature,
-                                max_rows=cfg.max_train_rows, wdl_target=cfg.wdl_target,
-                                fen_only_share=cfg.fen_only_share, colour_flip_share=cfg.colour_flip_share,
-                                seed=cfg.seed)
+    family = get_family(cfg.family)
+    model_config = family.preset(cfg.model, **cfg.model_overrides)
+    train_set = training_dataset(family, cfg, "train", model_config)
     try:  # the held-out games: validation loss only, never used to pick weights
-        val_set = PositionDataset(cfg.datasets, "test", policy_temperature=cfg.policy_temperature,
-                                  wdl_target=cfg.wdl_target)
+        val_set = training_dataset(family, cfg, "test", model_config)
     except ValueError:
         val_set = None
     val_batches = []
@@ -123,13 +139,14 @@ def train(cfg: TrainConfig, *, progress: bool = True) -> Path:
         val_batches = [val_set[val_idx[i * cfg.batch_size:(i + 1) * cfg.batch_size]]
                        for i in range(min(cfg.val_batches, math.ceil(len(val_set) / cfg.batch_size)))]
 
-    family = get_family(cfg.family)
-    model = family.build(family.preset(cfg.model, **cfg.model_overrides))
+    model = family.build(model_config)
     init_provenance = _initialise_from(model, cfg.init_from) if cfg.init_from else None
     model = model.to(device)
-    optimizer = torch.optim.NAdam(model.parameters(), lr=cfg.lr_at(0), betas=tuple(cfg.betas), eps=cfg.eps,
-                                  weight_decay=cfg.weight_decay)
-    swa = torch.optim.swa_utils.AveragedModel(model)
+    optimizer = _OPTIMIZERS[cfg.optimizer](model.parameters(), lr=cfg.lr_at(0), betas=tuple(cfg.betas), eps=cfg.eps,
+                                           weight_decay=cfg.weight_decay)
+    # The exported weights: SWA's equal-weight average, or with ema_decay an exponential moving average.
+    swa = torch.optim.swa_utils.AveragedModel(
+        model, multi_avg_fn=torch.optim.swa_utils.get_ema_multi_avg_fn(cfg.ema_decay) if cfg.ema_decay else None)
     cfg.out.mkdir(parents=True, exist_ok=True)
     state_path = cfg.out / STATE_FILE
     step, elapsed, history = 0, 0.0, {"train": [], "val": []}
@@ -190,7 +207,7 @@ def train(cfg: TrainConfig, *, progress: bool = True) -> Path:
             row = {"step": step, "lr": lr, "grad_norm": float(grad_norm), **{k: v / n for k, v in window.items()}}
             history["train"].append(row)
             window = {}
-            bar.set_postfix(loss=f"{row['total']:.3f}", pol=f"{row['policy']:.3f}")
+            bar.set_postfix(loss=f"{row['total']:.3f}", **({"pol": f"{row['policy']:.3f}"} if "policy" in row else {}))
         if rank == 0 and val_batches and (step % cfg.val_every == 0 or step == cfg.steps):
             history["val"].append({"step": step, **_validate(model, val_batches, device, autocast, cfg)})
         out_of_time = cfg.max_wall_minutes is not None and time.time() - started > 60 * cfg.max_wall_minutes
@@ -213,9 +230,11 @@ def train(cfg: TrainConfig, *, progress: bool = True) -> Path:
             "extra_data": {str(p): read_card(p) for p in cfg.extra_data},
             "test_rows": len(val_set) if val_set is not None else 0, "steps": step, "batch_size": cfg.batch_size, "world_size": world,
             "wall_seconds": round(wall, 1), "hardware": _hardware(device, world), "torch": torch.__version__,
-            "preset": cfg.model, "parameters": sum(p.numel() for p in model.parameters()), "optimizer": "Nadam",
+            "preset": cfg.model, "parameters": sum(p.numel() for p in model.parameters()),
+            "optimizer": {"nadam": "Nadam", "adam": "Adam"}[cfg.optimizer],
             "betas": list(cfg.betas), "eps": cfg.eps, "grad_clip": cfg.grad_clip, "lr_steps": cfg.lr_steps, "schedule": cfg.schedule,
-            "swa": {"start": cfg.swa_start, "every": cfg.swa_every, "averaged": int(swa.n_averaged.item())},
+            "swa": {"start": cfg.swa_start, "every": cfg.swa_every, "averaged": int(swa.n_averaged.item()),
+                    **({"ema_decay": cfg.ema_decay} if cfg.ema_decay else {})},
             "loss_weights": asdict(cfg.loss), "policy_temperature": cfg.policy_temperature,
             "wdl_target": cfg.wdl_target, "fen_only_share": cfg.fen_only_share,
             "colour_flip_share": cfg.colour_flip_share,

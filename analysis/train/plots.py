@@ -11,9 +11,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 
 def plot_curves(history: dict, path: Path) -> Path:
-    """Train/validation total and policy losses against the step."""
+    """Train/validation total loss and the first of policy / value / action loss against the step."""
+    present = {k for split in ("train", "val") for r in history.get(split, []) for k in r}
+    second = next((k for k in ("policy", "value", "action") if k in present), "policy")
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, key in zip(axes, ("total", "policy")):
+    for ax, key in zip(axes, ("total", second)):
         for split, style in (("train", "-"), ("val", "o-")):
             rows = [r for r in history.get(split, []) if key in r]
             if rows:

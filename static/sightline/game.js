@@ -343,10 +343,15 @@ class GamePage {
     const bars = document.getElementById("policy-bars");
     bars.replaceChildren();
     const top = policy.slice(0, 8);
+    // Networks with an action-value head: each move's predicted win probability for the mover.
+    const actionValues = r.eval?.action_values;
+    bars.classList.toggle("with-action-values", !!actionValues);
     for (const [uci, p, san] of top) {
       const row = document.createElement("div");
       row.className = "bar-row" + (played && played.uci === uci ? " played" : "") + (r.search?.bestmove === uci ? " best" : "");
-      row.innerHTML = `<span class="bar-label">${san}</span><span class="bar"><span style="width:${(100 * p / Math.max(top[0][1], 1e-9)).toFixed(1)}%"></span></span><span class="bar-value">${fmtPct(p)}</span>`;
+      const win = actionValues && actionValues[uci] != null
+        ? `<span class="bar-win" title="predicted win probability for the side to move after ${san}">win ${fmtPct(actionValues[uci])}</span>` : "";
+      row.innerHTML = `<span class="bar-label">${san}</span><span class="bar"><span style="width:${(100 * p / Math.max(top[0][1], 1e-9)).toFixed(1)}%"></span></span><span class="bar-value">${fmtPct(p)}</span>${win}`;
       bars.appendChild(row);
     }
     if (!policy.length) bars.innerHTML = `<p class="muted">${r.eval ? "no legal moves" : "waiting…"}</p>`;

@@ -26,17 +26,25 @@ def digest_key(key: Hashable) -> str:
     return key_digest(key)
 
 
-def evaluation_json(ev: Evaluation, board: chess.Board) -> dict:
-    """Policy entries are [uci, probability, san], most likely first (san is null past ``POLICY_SAN``)."""
+def evaluation_json(ev: Evaluation, board: chess.Board,
+                    action_values: dict[chess.Move, float] | None = None) -> dict:
+    """Policy entries are [uci, probability, san], most likely first (san is null past ``POLICY_SAN``).
+
+    ``action_values`` (a network with an action-value head: ``evaluate_actions``) are every
+    legal move's predicted win probability for the side to move, stored as {uci: p}.
+    """
     policy = sorted(ev.policy.items(), key=lambda kv: kv[1], reverse=True)
     extras = {k: round(float(v), 5) for k, v in ev.extras.items() if isinstance(v, (int, float))}
-    return {
+    data = {
         "score": round(float(ev.score), 5),
         "wdl": [round(float(x), 5) for x in ev.wdl] if ev.wdl is not None else None,
         "policy": [[m.uci(), round(float(p), POLICY_DIGITS), board.san(m) if i < POLICY_SAN else None]
                    for i, (m, p) in enumerate(policy)],
         "extras": extras,
     }
+    if action_values is not None:
+        data["action_values"] = {m.uci(): round(float(p), 5) for m, p in action_values.items()}
+    return data
 
 
 def san_line(board: chess.Board, moves) -> list[str]:

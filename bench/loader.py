@@ -1,0 +1,74 @@
+"""Does the training loader keep up with the trainer? Samples/s of each, for any family.
+
+    python bench/loader.py --data datasets/cb-v1 --family chessbench --preset cb-small
+    python bench/loader.py --data datasets/sf-v3 --preset cf-small --threads 1
+
+The loader figure is one process building batches (the family's dataset: ChessBench
+tokenises FENs at load time); the trainer figure is forward + backward + optimiser step on
+those batches (Adam; the loss is the family's). The loader keeps up when its rate is
+well above the trainer's (a run has ``num_workers`` loader processes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from analysis.models import DEFAULT_FAMILY, get_family  # noqa: E402
+from analysis.train.config import TrainConfig  # noqa: E402
+from analysis.train.loop import training_dataset  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", required=True, type=Path, help="annotated dataset directory")
+    parser.add_argument("--family", default=DEFAULT_FAMILY)
+    parser.add_argument("--preset", default=None)
+    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--loader-batches", type=int, default=40)
+    parser.add_argument("--train-steps", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    family = get_family(args.family)
+    preset = args.preset or family.default_preset
+    config = family.preset(preset)
+    cfg = TrainConfig(data=args.data, out=Path("unused"), family=args.family, model=preset)
+
+    started = time.perf_counter()
+    dataset = training_dataset(family, cfg, "train", config)
+    print(f"{family.name} {preset}: {len(dataset):,} training samples, loaded in {time.perf_counter() - started:.1f} s")
+    rng = np.random.default_rng(0)
+    started = time.perf_counter()
+    batches = [dataset[rng.integers(0, len(dataset), args.batch)] for _ in range(args.loader_batches)]
+    loader_rate = args.loader_batches * args.batch / (time.perf_counter() - started)
+
+    model = family.build(config).train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+
+    def step(batch):
+        terms = family.losses(model(batch["tokens"]), batch, cfg.loss)
+        optimizer.zero_grad(set_to_none=True)
+        terms["total"].backward()
+        optimizer.step()
+
+    step(batches[0])  # warm-up
+    started = time.perf_counter()
+    for i in range(args.train_steps):
+        step(batches[1 + i % (len(batches) - 1)])
+    trainer_rate = args.train_steps * args.batch / (time.perf_counter() - started)
+    print(f"loader  {loader_rate:>10,.0f} samples/s (one process)")
+    print(f"trainer {trainer_rate:>10,.1f} samples/s ({torch.get_num_threads()} threads, batch {args.batch})")
+    print(f"loader / trainer = {loader_rate / trainer_rate:,.0f}x")
+
+
+if __name__ == "__main__":
+    main()
