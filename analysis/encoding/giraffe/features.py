@@ -79,22 +79,31 @@ def control(value: int) -> float:
     return 0.0 if value == 0 else (1.5 * _KING_VALUE - value) / (2 * _KING_VALUE)
 
 
-def lowest_attackers(board: chess.Board) -> np.ndarray:
-    """(2, 64) SEE value of each side's least valuable attacker of each square; 0 when none.
+def _bits(mask: int) -> np.ndarray:
+    """A 64-bit square set as 64 booleans (a1 first)."""
+    return np.unpackbits(np.array([mask], dtype="<u8").view(np.uint8), bitorder="little").astype(bool)
 
-    Row 0 is White, row 1 Black.
+
+def attack_tables(board: chess.Board) -> tuple[np.ndarray, np.ndarray]:
+    """(2, 64) SEE value of each side's least valuable attacker of each square (0: none) and
+    (2, 64) how many of its pieces attack each square. Row 0 is White, row 1 Black.
+
+    Pieces are visited most valuable first, so a square ends with its cheapest attacker.
     """
-    out = np.zeros((2, 64), np.int32)
+    low = np.zeros((2, 64), np.int32)
+    count = np.zeros((2, 64), np.int32)
     for row, color in enumerate((chess.WHITE, chess.BLACK)):
-        masks = [(SEE_VALUE[p], board.pieces_mask(p, color)) for p in _BY_VALUE]
-        for sq in chess.SQUARES:
-            attackers = board.attackers_mask(color, sq)
-            if attackers:
-                for value, mask in masks:
-                    if attackers & mask:
-                        out[row, sq] = value
-                        break
-    return out
+        for kind in reversed(_BY_VALUE):
+            for sq in chess.scan_forward(board.pieces_mask(kind, color)):
+                bits = _bits(board.attacks_mask(sq))
+                low[row, bits] = SEE_VALUE[kind]
+                count[row] += bits
+    return low, count
+
+
+def lowest_attackers(board: chess.Board) -> np.ndarray:
+    """(2, 64) SEE value of each side's least valuable attacker of each square; 0 when none."""
+    return attack_tables(board)[0]
 
 
 def _slot_pieces(board: chess.Board, kind: int, color: chess.Color) -> list[int | None]:
@@ -159,65 +168,68 @@ def _ray_length(board: chess.Board, sq: int, color: chess.Color, step: tuple[int
         return n + (occupant != color)
 
 
-def _safe_moves(board: chess.Board, sq: int, kind: int, color: chess.Color, low: np.ndarray) -> int:
+def _safe_moves(board: chess.Board, sq: int, kind: int, color: chess.Color, low: np.ndarray,
+                count: np.ndarray) -> int:
     """Moves of the piece on ``sq`` to squares it can hold (the reference code's rule).
 
     Safe: the opponent does not attack the destination, or its least valuable attacker is
     worth at least the mover and the mover's side attacks it twice (the piece and a defender).
     """
     own, them = (0, 1) if color else (1, 0)
-    count = 0
-    for dest in board.attacks(sq):
-        if board.color_at(dest) == color:
-            continue
-        attacker = low[them, dest]
-        if attacker == 0:
-            count += 1
-        elif attacker >= SEE_VALUE[kind] and len(board.attackers(color, dest)) >= 2:
-            count += 1
-    return count
+    dest = _bits(board.attacks_mask(sq) & ~board.occupied_co[color])
+    attacker = low[them, dest]
+    safe = (attacker == 0) | ((attacker >= SEE_VALUE[kind]) & (count[own, dest] >= 2))
+    return int(safe.sum())
+
+
+_SIDE_INDEX = {
+    s: {"counts": [INDEX[f"{s}.count.{chess.piece_symbol(p).upper()}"] for p in _COUNTED],
+        "castle": [INDEX[f"{s}.castle.K"], INDEX[f"{s}.castle.Q"], INDEX[f"{s}.rook.castle.K"],
+                   INDEX[f"{s}.rook.castle.Q"]],
+        "king": INDEX[f"{s}.king.x"],
+        "pawns": [INDEX[f"{s}.pawn{i}.exists"] for i in range(1, 9)],
+        "slots": {kind: [INDEX[f"{s}.{_NAMES[kind]}{i}.exists"] for i in range(1, _SLOTS[kind] + 1)]
+                  for kind in _SLOTS}}
+    for s, _ in _SIDES
+}
+_SQUARES_START = GLOBAL_SIZE + PIECE_SIZE
 
 
 def board_features(board: chess.Board) -> np.ndarray:
-    """The 363 features of ``board`` (float32), in the order of ``FEATURE_NAMES``."""
+    """The 363 features of ``board`` (float32), in the order of ``FEATURE_NAMES``.
+
+    Slot layout (see ``_feature_names``): exists, x, y, then for a piece its rays and
+    safe-move count, then the white and black control of its square.
+    """
     x = np.zeros(BOARD_FEATURES, np.float32)
-    low = lowest_attackers(board)
-    ctl = np.vectorize(control, otypes=[np.float32])(low)  # (2, 64)
-    put = lambda name, value: x.__setitem__(INDEX[name], value)  # noqa: E731
+    low, count = attack_tables(board)
+    ctl = np.where(low == 0, 0.0, (1.5 * _KING_VALUE - low) / (2 * _KING_VALUE)).astype(np.float32)  # (2, 64)
+    x[INDEX["stm"]] = float(board.turn == chess.WHITE)
     for s, color in _SIDES:
-        for p in _COUNTED:
-            put(f"{s}.count.{chess.piece_symbol(p).upper()}", len(board.pieces(p, color)) / _COUNT_SCALE[p])
-        put(f"{s}.castle.K", float(board.has_kingside_castling_rights(color)))
-        put(f"{s}.castle.Q", float(board.has_queenside_castling_rights(color)))
-        put(f"{s}.rook.castle.K", float(board.has_kingside_castling_rights(color)))
-        put(f"{s}.rook.castle.Q", float(board.has_queenside_castling_rights(color)))
+        at = _SIDE_INDEX[s]
+        for i, p in zip(at["counts"], _COUNTED):
+            x[i] = chess.popcount(board.pieces_mask(p, color)) / _COUNT_SCALE[p]
+        k, q = board.has_kingside_castling_rights(color), board.has_queenside_castling_rights(color)
+        x[at["castle"]] = (k, q, k, q)
         king = board.king(color)
         if king is not None:
-            put(f"{s}.king.x", chess.square_file(king) / 7)
-            put(f"{s}.king.y", chess.square_rank(king) / 7)
-    put("stm", float(board.turn == chess.WHITE))
-
-    def fill_slot(name: str, sq: int) -> None:
-        put(f"{name}.exists", 1.0)
-        put(f"{name}.x", chess.square_file(sq) / 7)
-        put(f"{name}.y", chess.square_rank(sq) / 7)
-        put(f"{name}.wctl", ctl[0, sq])
-        put(f"{name}.bctl", ctl[1, sq])
-
-    for s, color in _SIDES:
-        pawns = sorted(board.pieces(chess.PAWN, color))
+            x[at["king"]] = chess.square_file(king) / 7
+            x[at["king"] + 1] = chess.square_rank(king) / 7
+        pawns = list(chess.scan_forward(board.pieces_mask(chess.PAWN, color)))
         for sq, slot in zip(pawns, pawn_slots([chess.square_file(sq) for sq in pawns])):
-            fill_slot(f"{s}.pawn{slot + 1}", sq)
-        for kind in _SLOTS:
-            for i, sq in enumerate(_slot_pieces(board, kind, color)):
+            base = at["pawns"][slot]
+            x[base:base + 5] = (1.0, chess.square_file(sq) / 7, chess.square_rank(sq) / 7, ctl[0, sq], ctl[1, sq])
+        for kind, bases in at["slots"].items():
+            rays = _RAYS.get(kind, ())
+            for base, sq in zip(bases, _slot_pieces(board, kind, color)):
                 if sq is None:
                     continue
-                name = f"{s}.{_NAMES[kind]}{i + 1}"
-                fill_slot(name, sq)
-                for d in _RAYS.get(kind, ()):
-                    put(f"{name}.ray.{d}", _ray_length(board, sq, color, DIRECTIONS[d]) / 7)
-                put(f"{name}.safe", _safe_moves(board, sq, kind, color, low) / _SAFE_SCALE[kind])
-    start = GLOBAL_SIZE + PIECE_SIZE
-    x[start:start + 64] = ctl[0]
-    x[start + 64:] = ctl[1]
+                x[base:base + 3] = (1.0, chess.square_file(sq) / 7, chess.square_rank(sq) / 7)
+                for j, d in enumerate(rays):
+                    x[base + 3 + j] = _ray_length(board, sq, color, DIRECTIONS[d]) / 7
+                tail = base + 3 + len(rays)
+                x[tail:tail + 3] = (_safe_moves(board, sq, kind, color, low, count) / _SAFE_SCALE[kind],
+                                    ctl[0, sq], ctl[1, sq])
+    x[_SQUARES_START:_SQUARES_START + 64] = ctl[0]
+    x[_SQUARES_START + 64:] = ctl[1]
     return x
