@@ -17,7 +17,7 @@ def _train(args) -> int:
         if args.iterations is not None:
             cfg.td.iterations = args.iterations
         stages = STAGES if args.stage == "all" else (args.stage,)
-        train(cfg, stages, progress=not args.quiet)
+        train(cfg, stages, progress=not args.quiet, log=lambda line: print(line, flush=True))
     except (OSError, ValueError) as exc:
         raise CommandError(str(exc)) from exc
     return 0

@@ -53,7 +53,9 @@ class Run:
         family = get_family("giraffe")
         torch.manual_seed(cfg.seed)
         self.model = family.build(family.preset(cfg.model)).eval()
-        self.boot_opt = _adadelta(self.model.evaluator.parameters(), cfg)
+        boot = cfg.bootstrap
+        self.boot_opt = (torch.optim.Adam(self.model.evaluator.parameters(), lr=boot.lr) if boot.optimizer == "adam"
+                         else _adadelta(self.model.evaluator.parameters(), cfg))
         self.td_opt = _adadelta(self.model.evaluator.parameters(), cfg)
         self.move_opt = _adadelta(self.model.move_evaluator.parameters(), cfg)
         self.rng = random.Random(cfg.seed)
