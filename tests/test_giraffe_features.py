@@ -1,12 +1,11 @@
 """Giraffe's 363 features (Lai 2015, section 4.1) on hand-checked positions."""
 
 import chess
-import numpy as np
 import pytest
 
 from analysis.encoding import get_encoding
 from analysis.encoding.giraffe import INPUT_SIZE, MAX_MOVES, MOVE_FEATURES, TooManyMoves, encode
-from analysis.encoding.giraffe.features import (BOARD_FEATURES, FEATURE_NAMES, GLOBAL_SIZE, INDEX, PIECE_SIZE,
+from analysis.encoding.giraffe.features import (BOARD_FEATURES, FEATURE_NAMES, GLOBAL_SIZE, PIECE_SIZE,
                                                 SQUARE_SIZE, board_features, control, pawn_slots)
 from analysis.encoding.giraffe.moves import MOVE_FEATURE_NAMES, move_features
 

@@ -24,6 +24,12 @@ GAME = """[Event "t"]
 """
 
 
+# Two STS records (the suite's format: c8 points, c9 UCI moves).
+STS = """1kr5/3n4/q3p2p/p2n2p1/PppB1P2/5BP1/1P2Q2P/3R2K1 w - - bm f5; id "STS(v1.0) Undermine.001"; c0 "f5=10"; c8 "10 3"; c9 "f4f5 e2e4";
+1q2r1k1/5ppp/2p5/1p1b4/1P6/2PQ4/5PPP/R3R1K1 w - - bm Qd4; id "STS(v1.0) Undermine.002"; c0 "Qd4=10"; c8 "10"; c9 "d3d4";
+"""
+
+
 def model(seed=0):
     torch.manual_seed(seed)
     family = get_family("giraffe")
@@ -90,9 +96,12 @@ def test_bootstrap_lowers_the_material_error():
 def _tiny(tmp_path, **overrides) -> GiraffeRunConfig:
     pgn = tmp_path / "game.pgn"
     pgn.write_text(GAME)
+    sts = tmp_path / "sts.epd"
+    sts.write_text(STS)
     values = dict(out=tmp_path / "run", positions={"pgn": [str(pgn)]},
                   bootstrap={"positions": 64, "epochs": 2, "batch_size": 32},
-                  td={"iterations": 2, "positions": 3, "moves": 3, "nodes": 12, "max_qdepth": 1},
+                  td={"iterations": 2, "positions": 3, "moves": 3, "nodes": 12, "max_qdepth": 1,
+                      "sts_every": 2, "sts_positions": 2, "sts_nodes": 8, "sts_epd": str(sts)},
                   move={"positions": 6, "sample_nodes": 12, "label_nodes": 24, "epochs": 2, "batch_size": 4})
     values.update(overrides)
     return GiraffeRunConfig(**values)
@@ -104,6 +113,8 @@ def test_tiny_run_of_every_stage_resumes_and_exports(tmp_path):
     train(cfg, progress=False, log=lines.append)
     history = json.loads((cfg.out / "history.json").read_text())
     assert [r["iteration"] for r in history["td"]] == [1, 2]
+    assert [("sts" in r) for r in history["td"]] == [False, True]  # sts_every = 2
+    assert history["sts_after_bootstrap"]["positions"] == 2
     assert history["bootstrap"][-1]["mse"] < history["bootstrap"][0]["mse"]
     assert history["move"]["positions"] >= 2 and len(history["move"]["epochs"]) == 2
     assert (cfg.out / "curve.png").stat().st_size > 0

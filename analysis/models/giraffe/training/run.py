@@ -160,6 +160,10 @@ class Run:
         return {"score": report.score, "maximum": report.maximum, "positions": len(subset), "nodes": c.sts_nodes}
 
     def td(self, fens: list[str]) -> None:
+        if self.cfg.td.sts_every and "sts_after_bootstrap" not in self.state["history"]:
+            self.state["history"]["sts_after_bootstrap"] = self.sts()  # iteration 0 of the curve
+            self.log(f"STS after the bootstrap: {self.state['history']['sts_after_bootstrap']}")
+            self.save()
         while self.state["td_iteration"] < self.cfg.td.iterations:
             self._check_time()
             self.td_iteration(fens)
@@ -204,7 +208,8 @@ def plot_history(history: dict, path: Path) -> Path:
     axes[0].plot([r["iteration"] for r in rows], [r["td_loss"] for r in rows], "-")
     axes[0].set_xlabel("TD-Leaf iteration")
     axes[0].set_ylabel("L1 TD-Leaf loss")
-    sts = [r for r in rows if "sts" in r]
+    sts = ([{"iteration": 0, "sts": history["sts_after_bootstrap"]}] if "sts_after_bootstrap" in history else [])
+    sts += [r for r in rows if "sts" in r]
     axes[1].plot([r["iteration"] for r in sts], [15000 * r["sts"]["score"] / r["sts"]["maximum"] for r in sts], "o-")
     axes[1].set_xlabel("TD-Leaf iteration")
     axes[1].set_ylabel("STS (scaled to /15,000)")
