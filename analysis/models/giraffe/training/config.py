@@ -66,6 +66,14 @@ class MoveConfig:
     label_nodes: int = 4_000
     epochs: int = 20
     batch_size: int = 64
+    # As the bootstrap's: AdaDelta at eps 1e-8 only lowered every move's P(best) in 20 epochs of
+    # a short run (train top-1 0.0); the paper names no optimiser for the move evaluator.
+    optimizer: str = "adam"
+    lr: float = 1e-3
+
+    def __post_init__(self):
+        if self.optimizer not in ("adam", "adadelta"):
+            raise ValueError(f"move.optimizer must be adam or adadelta, not {self.optimizer!r}")
 
 
 @dataclass

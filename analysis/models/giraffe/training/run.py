@@ -57,7 +57,9 @@ class Run:
         self.boot_opt = (torch.optim.Adam(self.model.evaluator.parameters(), lr=boot.lr) if boot.optimizer == "adam"
                          else _adadelta(self.model.evaluator.parameters(), cfg))
         self.td_opt = _adadelta(self.model.evaluator.parameters(), cfg)
-        self.move_opt = _adadelta(self.model.move_evaluator.parameters(), cfg)
+        move = cfg.move
+        self.move_opt = (torch.optim.Adam(self.model.move_evaluator.parameters(), lr=move.lr)
+                         if move.optimizer == "adam" else _adadelta(self.model.move_evaluator.parameters(), cfg))
         self.rng = random.Random(cfg.seed)
         self.torch_rng = torch.Generator().manual_seed(cfg.seed)
         self.state = {"bootstrap_done": False, "td_iteration": 0, "move_done": False,
