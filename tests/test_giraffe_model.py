@@ -97,7 +97,7 @@ def test_losses():
     legal = x[:, 363:].view(2, MAX_MOVES, -1)[..., 0] > 0.5
     batch = {"value": torch.tensor([1.0, -1.0]), "best": torch.tensor([0, 3]), "legal": legal}
     terms = FAMILY.losses(out, batch, GiraffeLossWeights())
-    assert set(terms) == {"value", "policy", "total"} and terms["total"].requires_grad
+    assert set(terms) == {"value", "policy", "policy_first", "total"} and terms["total"].requires_grad
     assert terms["value"].item() == pytest.approx((out["value"] - batch["value"]).abs().mean().item())
     with pytest.raises(ValueError):
         FAMILY.losses(out, {}, GiraffeLossWeights())

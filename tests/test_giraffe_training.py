@@ -153,3 +153,22 @@ def test_config_errors(tmp_path):
         GiraffeRunConfig(out=tmp_path, td={"lambda_": 1.5})
     with pytest.raises(ValueError, match="unknown stage"):
         train(GiraffeRunConfig(out=tmp_path), ("warmup",))
+
+
+def test_move_evaluator_training_learns_its_labels():
+    from analysis.encoding.giraffe import encode
+    from analysis.models.giraffe.training.config import MoveConfig
+    from analysis.models.giraffe.training.move_training import (LabelledPositions, top1_accuracy,
+                                                                train_move_evaluator)
+
+    boards = [chess.Board(), chess.Board("r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4"),
+              chess.Board("4k3/8/3p4/4p3/8/8/8/4RK2 w - - 0 1"), chess.Board("4k3/8/8/8/8/8/8/R3K3 b - - 0 1")]
+    labels = [3, 7, 1, 2]  # arbitrary legal-move indices: the network must memorise them
+    data = LabelledPositions(torch.from_numpy(encode(boards)), torch.tensor(labels))
+    net = model()
+    before = top1_accuracy(net, data)
+    optimizer = torch.optim.Adam(net.move_evaluator.parameters(), lr=1e-2)
+    rows = train_move_evaluator(net, optimizer, data, MoveConfig(epochs=150, batch_size=4),
+                                torch.Generator().manual_seed(0))
+    assert rows[-1]["bce"] < rows[0]["bce"]
+    assert top1_accuracy(net, data) == 1.0 and before < 1.0

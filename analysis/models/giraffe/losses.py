@@ -39,9 +39,12 @@ def giraffe_losses(outputs: dict[str, torch.Tensor], batch: dict[str, torch.Tens
     if "best" in batch:
         legal = batch["legal"]
         target = F.one_hot(batch["best"], legal.shape[1]).to(outputs["policy"].dtype)
-        bce = F.binary_cross_entropy_with_logits(outputs["policy"].float(), target, reduction="none")
-        terms["policy"] = (bce * legal).sum() / legal.sum().clamp_min(1)
+        for name in ("policy", "policy_first"):  # both passes of the move evaluator, when present
+            if name in outputs:
+                bce = F.binary_cross_entropy_with_logits(outputs[name].float(), target, reduction="none")
+                terms[name] = (bce * legal).sum() / legal.sum().clamp_min(1)
     if not terms:
         raise ValueError("a Giraffe batch needs value targets, best moves, or both")
-    terms["total"] = sum(getattr(weights, name) * value for name, value in terms.items())
+    weight = {"policy_first": weights.policy}
+    terms["total"] = sum(weight.get(name, getattr(weights, name, 0.0)) * value for name, value in terms.items())
     return terms

@@ -2,7 +2,7 @@
 
 Input: the ``giraffe-363`` encoding, (B, 363 + 256 x 15). Output: ``value`` (B,) in [-1, 1]
 for the side to move and ``policy`` (B, 256) logits of P(best move) for each legal move in
-generation order. A plain MLP: there are no attention maps.
+generation order (``policy_first``: the two-pass move evaluator's first pass, for training). A plain MLP: there are no attention maps.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ class Giraffe(nn.Module):
         out = {"value": self.evaluator(board)}
         if with_policy:
             moves = inputs[:, BOARD_FEATURES:].view(-1, MAX_MOVES, MOVE_FEATURES)  # (B, 256, 15)
-            out["policy"] = self.move_evaluator(board, moves)
+            out["policy"], out["policy_first"] = self.move_evaluator(board, moves)
         return out
 
 

@@ -5,7 +5,10 @@ The rank is the paper's two-pass process: first every move is scored as if it we
 best (rank features 0), the moves are ordered by those scores, and every move is scored
 again with its rank. The rank is two numbers, as in the reference code before its release:
 place / number of moves and min(place, 20) / 20. The paper says the rank helped; the released
-code always passed zeros (research note B1): we follow the paper.
+code always passed zeros (research note B1): we follow the paper. Both passes are trained
+(``first`` is returned for the loss): with only the second trained, the ranks it reads come
+from its own untrained first pass and training chases them (4 labelled positions were not
+learnt in 300 epochs).
 """
 
 from __future__ import annotations
@@ -54,14 +57,15 @@ class MoveEvaluatorNet(nn.Module):
         h = torch.relu(self.hidden(h))                             # (B, M, move_hidden)
         return self.out(h).squeeze(-1)                             # (B, M) logits
 
-    def forward(self, board: torch.Tensor, moves: torch.Tensor) -> torch.Tensor:
-        """board (B, 363), moves (B, M, 15) -> (B, M) logits of P(best); padding rows get NO_MOVE."""
+    def forward(self, board: torch.Tensor, moves: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """board (B, 363), moves (B, M, 15) -> (B, M) logits of P(best) from the second pass and
+        from the first; padding rows get NO_MOVE."""
         assert board.shape[-1] == BOARD_FEATURES
         gf, pf, sf = split_groups(board)
         parts = (self.global_in(gf).unsqueeze(1), self.piece_in(pf).unsqueeze(1), self.square_in(sf).unsqueeze(1))
         exists = moves[..., 0] > 0.5                               # (B, M)
         zero_rank = moves.new_zeros(*moves.shape[:2], RANK_FEATURES)
-        with torch.no_grad():  # the first pass only orders the moves
-            first = self._pass(parts, moves, zero_rank)
-        logits = self._pass(parts, moves, rank_features(first, exists))
-        return torch.where(exists, logits, torch.full_like(logits, NO_MOVE))
+        first = self._pass(parts, moves, zero_rank)                # every move as if ranked best
+        logits = self._pass(parts, moves, rank_features(first.detach(), exists))
+        no_move = torch.full_like(logits, NO_MOVE)
+        return torch.where(exists, logits, no_move), torch.where(exists, first, no_move)

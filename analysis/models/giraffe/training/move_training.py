@@ -72,7 +72,7 @@ def legal_mask(inputs: torch.Tensor) -> torch.Tensor:
 def move_loss(model: torch.nn.Module, inputs: torch.Tensor, best: torch.Tensor) -> torch.Tensor:
     out = model(inputs)
     batch = {"best": best, "legal": legal_mask(inputs)}
-    return giraffe_losses(out, batch, GiraffeLossWeights())["policy"]
+    return giraffe_losses(out, batch, GiraffeLossWeights(value=0.0))["total"]  # both passes' BCE
 
 
 @torch.no_grad()
