@@ -8,13 +8,14 @@ generation order (``policy_first``: the two-pass move evaluator's first pass, fo
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from analysis.encoding.giraffe import INPUT_SIZE, MAX_MOVES, MOVE_FEATURES
 from analysis.encoding.giraffe.features import BOARD_FEATURES
 from analysis.models.giraffe.config import GiraffeConfig
 from analysis.models.giraffe.evaluator_model import EvaluatorNet
-from analysis.models.giraffe.move_model import MoveEvaluatorNet
+from analysis.models.giraffe.move_model import NO_MOVE, MoveEvaluatorNet
 
 FAMILY = "giraffe"
 
@@ -36,7 +37,12 @@ class Giraffe(nn.Module):
         out = {"value": self.evaluator(board)}
         if with_policy:
             moves = inputs[:, BOARD_FEATURES:].view(-1, MAX_MOVES, MOVE_FEATURES)  # (B, 256, 15)
-            out["policy"], out["policy_first"] = self.move_evaluator(board, moves)
+            # Only as many rows as the longest move list: positions have about 35 moves, not 256.
+            used = max(1, int((moves[..., 0] > 0.5).sum(dim=-1).max()))
+            policy, first = self.move_evaluator(board, moves[:, :used])          # (B, used)
+            pad = (0, MAX_MOVES - used)
+            out["policy"] = F.pad(policy, pad, value=NO_MOVE)                     # (B, 256)
+            out["policy_first"] = F.pad(first, pad, value=NO_MOVE)
         return out
 
 
