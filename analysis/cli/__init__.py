@@ -23,6 +23,7 @@ COMMAND_MODULES = [
     "value_cmds",
     "search_cmds",
     "import_cmds",
+    "giraffe_cmds",
 ]
 
 

@@ -117,8 +117,9 @@ class AlphaBetaCore(Search):
 
     @abstractmethod
     def _child_budgets(self, board: chess.Board, moves: list[chess.Move], r: float,
-                       policy: dict[chess.Move, float]) -> list[float]:
-        """The remaining budget of each child of a node with budget ``r``."""
+                       policy: dict[chess.Move, float], hash_move: chess.Move | None = None) -> list[float]:
+        """The remaining budget of each child of a node with budget ``r`` (``hash_move``: the
+        transposition table's best move here, if any)."""
 
     def _iteration_extras(self, iteration: int, r: float) -> dict:
         return {}
@@ -237,7 +238,7 @@ class AlphaBetaCore(Search):
         if self._batch:
             self._prefetch(board, moves)
         policy = self._evaluation(board)[1] if self._use_policy else {}
-        budgets = dict(zip(moves, self._child_budgets(board, moves, r, policy)))
+        budgets = dict(zip(moves, self._child_budgets(board, moves, r, policy, tt_move)))
         alpha0 = alpha
         best, best_move, best_pv = -INF, None, []
         for i, move in enumerate(self._order(board, moves, tt_move, ply, policy)):
@@ -340,7 +341,9 @@ class AlphaBetaCore(Search):
 
     def _root_search(self, board, order, r, policy, branch_depths):
         moves = list(order)
-        budgets = dict(zip(moves, self._child_budgets(board, moves, r, policy)))
+        # The last iteration's best move plays the hash move's part at the root.
+        hash_move = order[0] if self._best is not None and self._best.depth else None
+        budgets = dict(zip(moves, self._child_budgets(board, moves, r, policy, hash_move)))
         if self._batch:
             self._prefetch(board, moves)
         alpha, beta = -INF, INF
@@ -413,7 +416,7 @@ class AlphaBeta(AlphaBetaCore):
     def _is_horizon(self, r: float) -> bool:
         return r <= 0
 
-    def _child_budgets(self, board, moves, r, policy) -> list[float]:
+    def _child_budgets(self, board, moves, r, policy, hash_move=None) -> list[float]:
         return [r - 1.0] * len(moves)
 
 

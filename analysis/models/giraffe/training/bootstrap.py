@@ -1,0 +1,46 @@
+"""Section 4.4: fit the evaluator to a material-only evaluation (squared error, as the code)."""
+
+from __future__ import annotations
+
+import random
+from typing import Callable
+
+import torch
+
+from analysis.models.giraffe.training.config import BootstrapConfig
+from analysis.models.giraffe.training.material import material_value
+from analysis.models.giraffe.training.positions import sample_roots
+from analysis.models.giraffe.training.value_evaluator import features_tensor
+
+
+def bootstrap_data(fens: list[str], count: int, rng: random.Random) -> tuple[torch.Tensor, torch.Tensor]:
+    """(features (N, 363), material targets (N,)) on perturbed game positions."""
+    boards = sample_roots(fens, count, rng)
+    return features_tensor(boards), torch.tensor([material_value(b) for b in boards])
+
+
+def run_bootstrap(model: torch.nn.Module, optimizer: torch.optim.Optimizer, features: torch.Tensor,
+                  targets: torch.Tensor, config: BootstrapConfig, rng: torch.Generator,
+                  log: Callable[[dict], None] = lambda row: None) -> list[dict]:
+    """``config.epochs`` passes of minibatch L2 on the evaluator; one row per epoch."""
+    rows = []
+    for epoch in range(1, config.epochs + 1):
+        order = torch.randperm(len(targets), generator=rng)
+        total, seen = 0.0, 0
+        for start in range(0, len(order), config.batch_size):
+            idx = order[start:start + config.batch_size]
+            loss = ((model.evaluator(features[idx]) - targets[idx]) ** 2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            total += loss.item() * len(idx)
+            seen += len(idx)
+        row = {"epoch": epoch, "mse": total / seen}
+        rows.append(row)
+        log(row)
+    return rows
+
+
+@torch.no_grad()
+def material_error(model: torch.nn.Module, features: torch.Tensor, targets: torch.Tensor) -> float:
+    return float(((model.evaluator(features) - targets) ** 2).mean())
