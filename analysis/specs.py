@@ -60,12 +60,13 @@ def resolve_evaluator(spec: str, device: str | None = None, *, name: str | None 
 
 def resolve_agent(spec: str, *, algo: str | None = None, nodes: int | None = None, device: str | None = None,
                   seed: int = 0):
-    """An agent (see ``analysis.eval.agents``). ``material`` alone plays as the 1-ply
-    material-greedy baseline; a checkpoint needs a search, from ``algo`` or ``PATH:ALGO[:NODES]``."""
+    """An agent (see ``analysis.eval.agents``). ``material-greedy``, and ``material`` without a
+    search, play as the 1-ply material-greedy baseline; ``material`` with ``algo`` runs that search
+    on the material evaluator; a checkpoint needs a search, from ``algo`` or ``PATH:ALGO[:NODES]``."""
     from analysis.eval import agents
 
     parsed = parse_spec(spec)
-    if parsed.kind in ("material", "material-greedy"):
+    if parsed.kind == "material-greedy" or (parsed.kind == "material" and algo is None):
         return agents.MaterialGreedyAgent(seed)
     if parsed.kind == "stockfish":
         return agents.StockfishAgent(agents.parse_stockfish_spec(spec))

@@ -116,6 +116,9 @@ def test_specs_are_read_in_one_place(tiny_checkpoint, tmp_path):
     assert [parse_spec(s).kind for s in ("material", "greedy", "stockfish:elo=1350", "net.safetensors")] == \
         ["material", "material-greedy", "stockfish", "checkpoint"]
     assert isinstance(resolve_agent("material-greedy"), MaterialGreedyAgent)
+    assert isinstance(resolve_agent("material"), MaterialGreedyAgent)
+    searching = resolve_agent("material", algo="alphabeta", nodes=50)  # --algo was ignored for material
+    assert isinstance(searching, SearchAgent) and searching.algo == "alphabeta" and searching.budget.nodes == 50
     agent = resolve_agent(f"{tiny_checkpoint}:mcts:8", device="cpu")
     assert isinstance(agent, SearchAgent) and agent.algo == "mcts" and agent.budget.nodes == 8
     with pytest.raises(ValueError, match="bad agent spec"):
