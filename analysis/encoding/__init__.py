@@ -4,6 +4,7 @@
 A new encoding is one module defining an ``Encoding`` plus one ``register_encoding`` line here.
 """
 
+from analysis.encoding.graph import GRAPH_ENCODINGS
 from analysis.encoding.lc0 import LC0_PLANES
 from analysis.encoding.lc0_planes import (
     INPUT_FORMAT,
@@ -24,6 +25,7 @@ from analysis.encoding.policy_index import (
 from analysis.encoding.registry import ENCODINGS, Encoding, get_encoding, register_encoding
 
 register_encoding(LC0_PLANES)
+[register_encoding(graph_encoding) for graph_encoding in GRAPH_ENCODINGS.values()]
 
 __all__ = [
     "ENCODINGS", "INPUT_FORMAT", "LC0_PLANES", "POLICY_SIZE", "Encoding", "PackedPosition", "encode_planes",
