@@ -18,6 +18,7 @@ FAMILIES: dict[str, str] = {
     "chessformer": "analysis.models.chessformer.family",
     "lc0-resnet": "analysis.models.lc0.family:RESNET_FAMILY",
     "lc0-attention": "analysis.models.lc0.family:ATTENTION_FAMILY",
+    "alphagateau": "analysis.models.alphagateau.family",
 }
 # The family of the site's untrained stand-in and of ``init`` / training by default.
 DEFAULT_FAMILY = "chessformer"
