@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from analysis.models.alphagateau.gateau import Gateau
@@ -16,13 +17,19 @@ class BNR(nn.Module):
     its statistics never update (a learned affine map); we follow the paper.
     """
 
-    def __init__(self, width: int):
+    def __init__(self, width: int, momentum: float = 0.1, eps: float = 1e-5):
         super().__init__()
-        self.norm = nn.BatchNorm1d(width)
+        # BatchNorm1d's parts without its integer batch counter (checkpoints hold float tensors).
+        self.weight, self.bias = nn.Parameter(torch.ones(width)), nn.Parameter(torch.zeros(width))
+        self.register_buffer("running_mean", torch.zeros(width))
+        self.register_buffer("running_var", torch.ones(width))
+        self.momentum, self.eps = momentum, eps
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, items, k = x.shape
-        return torch.relu(self.norm(x.reshape(b * items, k)).reshape(b, items, k))
+        y = F.batch_norm(x.reshape(b * items, k), self.running_mean, self.running_var, self.weight, self.bias,
+                         training=self.training, momentum=self.momentum, eps=self.eps)
+        return torch.relu(y).reshape(b, items, k)
 
 
 class ResGateau(nn.Module):
