@@ -27,8 +27,9 @@ FAMILY = "alphagateau"
 def _graph_tensors(size: int, device: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(senders, receivers, static edge features) of a board size on ``device``, made once."""
     graph = board_graph(size)
-    return tuple(torch.tensor(array, device=device) for array in
-                 (graph.senders, graph.receivers, graph.static_features))
+    with torch.inference_mode(False):  # cached: must also serve training after an inference call
+        return tuple(torch.tensor(array, device=device) for array in
+                     (graph.senders, graph.receivers, graph.static_features))
 
 
 class AlphaGateau(nn.Module):
