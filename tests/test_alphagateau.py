@@ -135,3 +135,17 @@ def test_a_checkpoint_whose_edge_set_is_not_its_boards_is_refused(tmp_path):
     rewrite_metadata(path, meta)
     with pytest.raises(CheckpointError, match="does not match the config"):
         load_checkpoint(path)
+
+
+def test_a_gardner_network_moves_to_8x8_with_its_weights_and_its_training_boards(tmp_path):
+    from analysis.models.alphagateau.transfer import on_board
+
+    torch.manual_seed(0)
+    gardner = build(PRESETS["ag-tiny"].__class__(blocks=1, width=16, board=5))
+    path = save_checkpoint(tmp_path / "g.safetensors", gardner, trained=True, provenance={"board_sizes": [5]})
+    moved = on_board(path, 8, tmp_path / "g8.safetensors")
+    model, meta = load_checkpoint(moved)
+    assert model.config.board == 8 and meta.input_encoding == GRAPH_8X8.name and meta.provenance["board_sizes"] == [5]
+    x = _random_inputs(8, 2)
+    with torch.no_grad():
+        assert torch.equal(model.eval()(x)["policy"], gardner.eval()(x)["policy"])
