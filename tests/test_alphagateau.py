@@ -149,3 +149,15 @@ def test_a_gardner_network_moves_to_8x8_with_its_weights_and_its_training_boards
     x = _random_inputs(8, 2)
     with torch.no_grad():
         assert torch.equal(model.eval()(x)["policy"], gardner.eval()(x)["policy"])
+
+
+def test_registering_a_gardner_only_network_is_a_clear_checkpoint_error(tmp_path):
+    from analysis.probe import probe_network
+
+    model = build(PRESETS["ag-tiny"].__class__(blocks=1, width=16, board=5))
+    path = save_checkpoint(tmp_path / "g.safetensors", model, trained=False)
+    loaded, meta = load_checkpoint(path)
+    with pytest.raises(CheckpointError, match="does not play 8x8 chess"):
+        probe_network(loaded, meta, "g.safetensors")
+    probe_network(*load_checkpoint(save_checkpoint(tmp_path / "c.safetensors", build(PRESETS["ag-tiny"]),
+                                                   trained=False)), "c.safetensors")  # 8x8 passes
