@@ -59,6 +59,8 @@ def main() -> None:
           f"{torch.get_num_threads()} threads")
     for name, micros in sorted(sparse.items(), key=lambda kv: -kv[1]):
         print(f"  {name:<24} {micros / total:6.1%}")
+    top = sorted(events, key=lambda e: -getattr(e, attribute))[:6]
+    print("largest ops: " + ", ".join(f"{e.key} {getattr(e, attribute) / total:.0%}" for e in top))
     print(f"sparse index ops: {sum(sparse.values()) / total:.1%} of the time (target: under 50%)")
 
 
