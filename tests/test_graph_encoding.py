@@ -151,3 +151,15 @@ def test_registered_with_lc0_vocabulary_semantics():
     queen = moves.index(chess.Move.from_uci("b7b8q"))
     assert vocab[edges[queen]] == "b7b8"  # the plain edge is the queen promotion
     assert edge_policy_maps()[0][edges[queen]] == move_to_index(board, chess.Move.from_uci("b7b8q"))
+
+
+def test_position_keys_are_equal_exactly_when_inputs_are():
+    a = chess.Board("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 2")
+    b = chess.Board("4k3/8/8/3pP3/8/8/8/4K3 w - - 0 2")  # the same but en passant is gone
+    assert (encode_graphs([a], 8) != encode_graphs([b], 8)).any()
+    assert GRAPH_8X8.position_key(a) != GRAPH_8X8.position_key(b)
+    c = chess.Board()
+    for san in ("Nf3", "Nf6", "Ng1", "Ng8"):
+        c.push_san(san)
+    assert GRAPH_8X8.position_key(c) != GRAPH_8X8.position_key(chess.Board())  # history and ply differ
+    assert GRAPH_8X8.position_key(chess.Board()) == GRAPH_8X8.position_key(chess.Board())

@@ -139,7 +139,13 @@ def split_input(inputs, graph: BoardGraph):
 
 
 def _position_key(board: chess.Board, size: int) -> bytes:
-    return hashlib.blake2b(encode_graphs([board], size).tobytes(), digest_size=20).digest()
+    """Equal keys mean equal inputs: the legal flags follow from the pieces, side to move and
+    castling rights the node features hold, plus the en-passant square."""
+    if board_size(board) != size:
+        encode_graphs([board], size)  # raises the encoding's own error
+    digest = hashlib.blake2b(node_features(board).tobytes(), digest_size=20)
+    digest.update(bytes([64 if board.ep_square is None else board.ep_square]))
+    return digest.digest()
 
 
 def _square_tokens(board: chess.Board) -> np.ndarray | None:
