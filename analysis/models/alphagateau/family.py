@@ -19,7 +19,7 @@ from analysis.models.family import Capabilities, ModelFamily
 
 def capabilities(config: AlphaGateauConfig) -> Capabilities:
     return Capabilities(policy=True, value=True, wdl=False, action_values=False,
-                        attention=(config.gateau_layers, 1))
+                        attention=(config.gateau_layers, 1), attention_support="moves")
 
 
 def encoding_for(config: AlphaGateauConfig) -> str:
