@@ -49,13 +49,19 @@ class NonFiniteOutput(ValueError):
 
 @dataclass(frozen=True)
 class Capabilities:
-    """What a network's outputs offer; ``attention`` is (layers, heads), or None without maps."""
+    """What a network's outputs offer; ``attention`` is (layers, heads), or None without maps.
+
+    ``attention_support``: None when any square may attend to any other; "moves" when a
+    map is zero by construction except between squares a queen or knight move apart (a
+    graph network's edges), so a page can tell "no edge" from "not attended".
+    """
 
     policy: bool = False
     value: bool = True
     wdl: bool = False
     action_values: bool = False
     attention: tuple[int, int] | None = None
+    attention_support: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -67,7 +73,8 @@ class Capabilities:
         attention = data.get("attention")
         return cls(policy=bool(data.get("policy")), value=bool(data.get("value", True)),
                    wdl=bool(data.get("wdl")), action_values=bool(data.get("action_values")),
-                   attention=(int(attention[0]), int(attention[1])) if attention else None)
+                   attention=(int(attention[0]), int(attention[1])) if attention else None,
+                   attention_support=data.get("attention_support") or None)
 
 
 class NoActionValues(ValueError):

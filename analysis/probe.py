@@ -33,3 +33,5 @@ def probe_network(model: torch.nn.Module, meta: CheckpointMeta, label: str) -> N
         evaluator.evaluate(boards, attention=evaluator.capabilities.attention is not None)
     except NonFiniteOutput as exc:
         raise CheckpointError(f"{label}: {exc}") from None
+    except ValueError as exc:  # a network that cannot take 8x8 chess (e.g. one for 5x5 Gardner chess)
+        raise CheckpointError(f"{label}: does not play 8x8 chess: {exc}") from None

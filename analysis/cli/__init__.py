@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "heads_cmd",
     "data_cmds",
     "train_cmd",
+    "selfplay_cmd",
     "eval_cmds",
     "value_cmds",
     "search_cmds",

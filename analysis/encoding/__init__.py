@@ -6,6 +6,7 @@ A new encoding is one module defining an ``Encoding`` plus one ``register_encodi
 
 from analysis.encoding.chessbench import FEN_TOKENS
 from analysis.encoding.giraffe import GIRAFFE_363
+from analysis.encoding.graph import GRAPH_ENCODINGS
 from analysis.encoding.lc0 import LC0_PLANES
 from analysis.encoding.lc0_planes import (
     INPUT_FORMAT,
@@ -28,6 +29,8 @@ from analysis.encoding.registry import ENCODINGS, Encoding, get_encoding, regist
 register_encoding(LC0_PLANES)
 register_encoding(FEN_TOKENS)
 register_encoding(GIRAFFE_363)
+for _graph in GRAPH_ENCODINGS.values():
+    register_encoding(_graph)
 
 __all__ = [
     "ENCODINGS", "FEN_TOKENS", "INPUT_FORMAT", "LC0_PLANES", "POLICY_SIZE", "Encoding", "PackedPosition", "encode_planes",

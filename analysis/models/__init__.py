@@ -20,6 +20,7 @@ FAMILIES: dict[str, str] = {
     "lc0-attention": "analysis.models.lc0.family:ATTENTION_FAMILY",
     "chessbench": "analysis.models.chessbench.family",
     "giraffe": "analysis.models.giraffe.family",
+    "alphagateau": "analysis.models.alphagateau.family",
 }
 # The family of the site's untrained stand-in and of ``init`` / training by default.
 DEFAULT_FAMILY = "chessformer"

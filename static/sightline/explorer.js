@@ -22,6 +22,14 @@ export function colour(v) {
   return "rgb(253,231,37)";
 }
 
+// A graph network (attention_support "moves") only has edges between squares a queen or a knight
+// move apart: its maps are zero elsewhere by construction, so those squares are drawn grey.
+export const NO_EDGE = "#9ca3af";
+export function movesApart(a, b) {
+  const df = Math.abs((a & 7) - (b & 7)), dr = Math.abs((a >> 3) - (b >> 3));
+  return a !== b && (df === 0 || dr === 0 || df === dr || (df === 1 && dr === 2) || (df === 2 && dr === 1));
+}
+
 function decodeB64(b64) {
   const bin = atob(b64), out = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
@@ -48,6 +56,7 @@ export class Explorer {
     this.minis = [];
     this.labels = page.network.head_labels || null; // [layer][head] -> label, from the head atlas
     this.pattern = []; // squares "show me" outlines
+    this.sparse = page.network.attention_support === "moves";
     const button = document.getElementById("explorer-open");
     if (!page.network.has_attention) return;
     this.showButton = document.getElementById("att-showme");
@@ -236,7 +245,9 @@ export class Explorer {
 
   paint(board, vals, [low, high]) {
     const span = high - low;
-    board.setHeat(Array.from(vals, (v) => (span > 0 ? (v - low) / span : 0.5)), colour);
+    const edge = (sq) => !this.sparse || movesApart(sq, this.query);
+    board.setHeat(Array.from(vals, (v, sq) => (edge(sq) ? (span > 0 ? (v - low) / span : 0.5) : NaN)),
+      (t) => (Number.isNaN(t) ? NO_EDGE : colour(t)));
     return [low, high];
   }
 
@@ -251,7 +262,7 @@ export class Explorer {
     if (this.scale === "layer") low = 0;
     const span = high - low;
     for (let q = 0; q < 64; q++) for (let k = 0; k < 64; k++) {
-      ctx.fillStyle = colour(span > 0 ? (full[q * 64 + k] - low) / span : 0.5);
+      ctx.fillStyle = this.sparse && !movesApart(q, k) ? NO_EDGE : colour(span > 0 ? (full[q * 64 + k] - low) / span : 0.5);
       ctx.fillRect(k * cell, q * cell, cell, cell);
     }
     ctx.strokeStyle = "#e11d48";
@@ -282,7 +293,9 @@ export class Explorer {
     const headText = this.head === "mean" ? "mean of heads" : `head ${Number(this.head) + 1}${label ? ` (${label})` : ""}`;
     document.getElementById("att-caption").textContent =
       `Layer ${this.layer + 1}, ${headText}: ${this.mode === "row" ? `where ${sq} attends` : `which squares attend to ${sq}`}. ` +
-      (next ? `Played: ${next.san}. ` : "") + (this.pattern.length ? "Outlined: the pattern's squares. " : "") + "Click a square to make it the query; click a mini board to pick its head.";
+      (next ? `Played: ${next.san}. ` : "") + (this.pattern.length ? "Outlined: the pattern's squares. " : "") +
+      (this.sparse ? `Grey squares have no edge to ${sq} in the network's move graph: zero by construction, not ignored. ` : "") +
+      "Click a square to make it the query; click a mini board to pick its head.";
     this.drawMatrix();
     this.minis.forEach((mini, h) => {
       mini.setPosition(node.fen);

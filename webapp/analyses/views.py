@@ -85,6 +85,7 @@ def job_page(request: HttpRequest, job_id: str) -> HttpResponse:
         "root_label": job.root_label,
         "network": {"name": job.network.name, "has_wdl": caps.wdl, "has_policy": caps.policy,
                     "has_attention": caps.attention is not None, "attention": caps.attention,
+                    "attention_support": caps.attention_support,
                     "untrained": job.network.is_untrained, "head_labels": _head_labels(job.network)},
         "search": {"name": job.search, "budget": job.budget, "unit": SEARCHES[job.search].budget_unit
                    if job.search in SEARCHES else ""},
