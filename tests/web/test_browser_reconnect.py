@@ -33,7 +33,8 @@ from tests.web.conftest import OPERA_GAME, free_port
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--no-first-run"]
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+# A real worker runs a whole game: minutes on a loaded machine (each wait below has its own deadline).
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(900)]
 
 OUTAGE_S = 6.0  # at least this long, and until the worker has stored a search while Redis was down
 STORED_WHILE_DOWN_S = 180.0  # a worker that stores nothing for this long with Redis down is stuck
