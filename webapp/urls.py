@@ -11,6 +11,7 @@ urlpatterns = [
     path("recent/", views.recent, name="recent"),
     path("jobs/<str:job_id>/", views.job_page, name="job"),
     path("jobs/<str:job_id>/cancel/", views.job_cancel, name="job_cancel"),
+    path("jobs/<str:job_id>/moves/", views.job_moves, name="job_moves"),
     path("jobs/<str:job_id>/share/", sharing.share, name="job_share"),
     path("jobs/<str:job_id>/export.pgn", sharing.pgn_export, name="job_pgn"),
     path("jobs/<str:job_id>/nodes/<int:node_id>/board.svg", sharing.board_picture, name="board_svg"),

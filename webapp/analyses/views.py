@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import chess.svg
 from django.conf import settings
 from django.core.exceptions import NON_FIELD_ERRORS, RequestDataTooBig
@@ -23,6 +25,7 @@ from webapp.analyses.models import AttentionMap
 from webapp.analyses.ownership import owns, remember_owner, visible_jobs
 from webapp.analyses.results import job_snapshot
 from webapp.analyses.searches import SEARCHES
+from webapp.analyses.variations import LineRefused, add_line
 from webapp.networks.atlas import ready_atlas
 from webapp.networks.models import Network
 
@@ -89,8 +92,9 @@ def job_page(request: HttpRequest, job_id: str) -> HttpResponse:
         "search": {"name": job.search, "budget": job.budget, "unit": SEARCHES[job.search].budget_unit
                    if job.search in SEARCHES else ""},
         "can_cancel": owns(request, job),
+        "can_add_moves": owns(request, job),
         "urls": {"ws": f"/ws/jobs/{job.id}/", "state": reverse("job_state", args=[job.id]),
-                 "nodes": f"/api/jobs/{job.id}/nodes/", "board_svg": f"/jobs/{job.id}/nodes/",
+                 "nodes": f"/api/jobs/{job.id}/nodes/", "moves": reverse("job_moves", args=[job.id]), "board_svg": f"/jobs/{job.id}/nodes/",
                  "heads_show": reverse("head_show", args=[job.network.name]),
                  "atlas": reverse("head_atlas", args=[job.network.name])},
     }
@@ -129,6 +133,34 @@ def job_cancel(request: HttpRequest, job_id: str) -> HttpResponse:
     if request.htmx or request.headers.get("Accept", "").startswith("application/json"):
         return JsonResponse({"status": job.status})
     return redirect("job", job_id=job.id)
+
+
+@require_POST
+def job_moves(request: HttpRequest, job_id: str) -> JsonResponse:
+    """Add a line played on the board: JSON ``{"parent": node id, "moves": ["e2e4", ...]}``.
+
+    Answers ``{"node": the line's last node, "nodes": the new nodes}``; the job analyses them
+    (``webapp.analyses.variations``). Owners only, as for cancelling."""
+    job = get_job_or_404(job_id)
+    if not owns(request, job):
+        return JsonResponse({"error": "Only the browser session that started this analysis (or an admin) "
+                                      "can add moves to it."}, status=403)
+    try:
+        body = json.loads(request.body or b"")
+    except (ValueError, RecursionError):
+        return JsonResponse({"error": 'The body must be JSON: {"parent": 0, "moves": ["e2e4"]}.'}, status=400)
+    if not isinstance(body, dict):
+        return JsonResponse({"error": 'The body must be a JSON object: {"parent": 0, "moves": ["e2e4"]}.'}, status=400)
+    try:
+        added = add_line(job, body.get("parent"), body.get("moves"))
+    except LineRefused as exc:
+        return JsonResponse({"error": str(exc)}, status=exc.status)
+    if added.created:
+        from webapp.analyses.publish import GroupPublisher
+
+        GroupPublisher(job.id)("nodes", {"items": added.created})  # other viewers of the job add them too
+    return JsonResponse({"node": added.node, "nodes": added.created, "requeued": added.requeued},
+                        status=201 if added.created else 200)
 
 
 @require_GET
