@@ -1,6 +1,6 @@
 // The game page: renders the stored analysis, then merges websocket updates
 // (snapshot / ply / progress / status) by node id, so duplicates are harmless.
-import { Board, squareIndex } from "./board.js";
+import { Board, applyUci, squareIndex, squareName } from "./board.js";
 import { Explorer } from "./explorer.js";
 
 const MAX_ARROWS = 5, ARROW_MIN = 0.04;
@@ -40,9 +40,10 @@ class GamePage {
     this.latencies = [];
     this.graphHistory = []; // [network points, search points] at each redraw: the graph filling live
     this.messages = 0;
-    this.mainline = [];
-    for (let id = 0; id !== undefined; id = this.nodes[id].children[0]) this.mainline.push(id);
+    this.findMainline();
     this.board = new Board(document.getElementById("board"));
+    this.board.enableMoves({ canMove: (sq) => this.canMove(sq), targets: (sq) => this.targets(sq),
+                             onMove: (from, to) => this.playMove(from, to) });
     this.explorer = new Explorer(page, this);
     this.mergeSnapshot(page.snapshot);
     const fromHash = parseInt(location.hash.slice(1), 10);
@@ -54,8 +55,38 @@ class GamePage {
   }
 
   // ---- data --------------------------------------------------------------
+  findMainline() {
+    this.mainline = [];
+    for (let id = 0; id !== undefined; id = this.nodes[id].children[0]) this.mainline.push(id);
+  }
+
+  // Nodes added by a line played on the board (here, or by another viewer of the job).
+  mergeNodes(items) {
+    let added = false;
+    for (const n of items) {
+      if (this.nodes[n.id]) continue;
+      this.nodes[n.id] = n;
+      const parent = this.nodes[n.parent];
+      if (parent && !parent.children.includes(n.id)) parent.children.push(n.id);
+      added = true;
+    }
+    if (added) { this.findMainline(); this.renderMoves(); this.markCurrent(); }
+    return added;
+  }
+
+  // The job has nodes this page has not seen (a message named one, or the count grew): fetch them.
+  async fetchNodes() {
+    if (this._fetchingNodes) return;
+    this._fetchingNodes = true;
+    try {
+      const res = await fetch(this.page.urls.state, { headers: { Accept: "application/json" } });
+      if (res.ok) { const state = await res.json(); this.mergeNodes(state.nodes); this.mergeSnapshot(state); this.refreshAll(); }
+    } finally { this._fetchingNodes = false; }
+  }
+
   mergeSnapshot(snap) {
     if (snap.job) this.status = snap.job;
+    if (snap.job && snap.job.total > this.nodes.length) this.fetchNodes();
     for (const [id, parts] of Object.entries(snap.results || {})) this.mergePly(Number(id), parts);
   }
 
@@ -74,6 +105,7 @@ class GamePage {
     if (msg.kind === "snapshot") { this.mergeSnapshot(msg); this.refreshAll(); return; }
     if (msg.kind === "ply" || msg.kind === "plies" || msg.kind === "judgements") {
       for (const item of msg.kind === "ply" ? [msg] : msg.items) {
+        if (!this.nodes[item.node]) { this.fetchNodes(); continue; }
         this.mergePly(item.node, item);
         this.markMove(item.node);
         for (const child of this.nodes[item.node].children) this.markMove(child);
@@ -81,12 +113,15 @@ class GamePage {
       }
       this.renderStatus();
       this.scheduleGraph();
+    } else if (msg.kind === "nodes") {
+      this.mergeNodes(msg.items);
     } else if (msg.kind === "progress") {
       this.progress.set(msg.node, msg);
       if (msg.node === this.current) this.renderProgress();
       this.renderStatus();
     } else if (msg.kind === "status") {
       this.status = msg;
+      if (msg.total > this.nodes.length) this.fetchNodes();
       this.renderStatus();
       // Channel layers deliver at most once: when the job ends, fill any gap from the database.
       if (["done", "failed", "cancelled"].includes(msg.status)) this.reconcile();
@@ -162,13 +197,115 @@ class GamePage {
     if (this.nodes[id] === undefined) return;
     this.current = id;
     history.replaceState(null, "", "#" + id);
-    document.querySelectorAll("#moves .move.current").forEach((m) => m.classList.remove("current"));
-    const el = document.querySelector(`#moves .move[data-node="${id}"]`);
-    if (el) { el.classList.add("current"); el.scrollIntoView({ block: "nearest" }); }
+    this.board.select(null);
+    this.markCurrent();
     this.renderPly();
     this.renderShare();
     this.scheduleGraph();
     this.explorer.onNodeChange(id);
+  }
+
+  markCurrent() {
+    document.querySelectorAll("#moves .move.current").forEach((m) => m.classList.remove("current"));
+    const el = document.querySelector(`#moves .move[data-node="${this.current}"]`);
+    if (el) { el.classList.add("current"); el.scrollIntoView({ block: "nearest" }); }
+  }
+
+  // ---- playing moves -------------------------------------------------------------
+  // A piece of the side to move, in a position where the game goes on.
+  canMove(sq) {
+    const node = this.nodes[this.current], piece = this.board.pieces[sq];
+    if (!piece || node.outcome) return false;
+    return (piece === piece.toUpperCase()) === whiteToMove(node);
+  }
+
+  // Where the piece on `sq` may go, from the network's policy (all legal moves) once it is known.
+  targets(sq) {
+    const policy = this.results.get(this.current)?.eval?.policy || [], from = squareName(sq);
+    return [...new Set(policy.filter(([uci]) => uci.startsWith(from)).map(([uci]) => squareIndex(uci.slice(2, 4))))];
+  }
+
+  async playMove(from, to) {
+    const node = this.nodes[this.current], piece = this.board.pieces[from];
+    let uci = squareName(from) + squareName(to);
+    const lastRank = whiteToMove(node) ? 7 : 0;
+    if (piece && piece.toLowerCase() === "p" && Math.floor(to / 8) === lastRank && Math.abs((to % 8) - (from % 8)) <= 1) {
+      const promo = await this.askPromotion(whiteToMove(node));
+      if (!promo) return;
+      uci += promo;
+    }
+    await this.addLine(this.current, [uci]);
+  }
+
+  // The promotion piece, from four buttons over the board (Escape or a click elsewhere: none).
+  askPromotion(white) {
+    const box = document.getElementById("promotion");
+    box.replaceChildren();
+    return new Promise((resolve) => {
+      const done = (piece) => { box.hidden = true; document.removeEventListener("keydown", onKey, true); resolve(piece); };
+      const onKey = (ev) => { if (ev.key === "Escape") { ev.stopPropagation(); done(null); } };
+      for (const [letter, name] of [["q", "queen"], ["r", "rook"], ["b", "bishop"], ["n", "knight"]]) {
+        const button = document.createElement("button");
+        button.type = "button";
+        button.dataset.piece = letter;
+        button.title = `promote to a ${name}`;
+        button.innerHTML = `<svg viewBox="0 0 45 45" width="40" height="40"><use href="#${white ? "white" : "black"}-${name}"/></svg>`;
+        button.addEventListener("click", () => done(letter));
+        box.appendChild(button);
+      }
+      const cancel = document.createElement("button");
+      cancel.type = "button"; cancel.className = "small"; cancel.textContent = "cancel";
+      cancel.addEventListener("click", () => done(null));
+      box.appendChild(cancel);
+      box.hidden = false;
+      document.addEventListener("keydown", onKey, true);
+      box.querySelector("button").focus();
+    });
+  }
+
+  // Add a line (UCI moves from node `parent`) to the job: the server checks it, the worker analyses it.
+  async addLine(parent, moves) {
+    const status = document.getElementById("move-status");
+    let id = parent, known = true;
+    for (const uci of moves) { // already in the tree: just go there
+      const child = this.nodes[id].children.find((c) => this.nodes[c].uci === uci);
+      if (child === undefined) { known = false; break; }
+      id = child;
+    }
+    if (known) { status.textContent = ""; this.go(id); return; }
+    if (!this.page.can_add_moves) {
+      status.textContent = "Only the browser session that started this analysis can add moves to it.";
+      return;
+    }
+    status.textContent = "adding…";
+    const csrf = JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRFToken"];
+    let res, body;
+    try {
+      res = await fetch(this.page.urls.moves, { method: "POST", headers: { "Content-Type": "application/json", "X-CSRFToken": csrf },
+                                                 body: JSON.stringify({ parent, moves }) });
+      body = await res.json();
+    } catch (err) { status.textContent = "The move could not be sent (the server did not answer); try again."; return; }
+    if (!res.ok) { status.textContent = body.error || `The move was refused (${res.status}).`; return; }
+    status.textContent = body.nodes.length ? `added ${body.nodes.map((n) => n.san).join(" ")}: analysing` : "";
+    this.mergeNodes(body.nodes);
+    this.go(body.node);
+  }
+
+  // Show where a line (UCI moves from the current position) leads, until the pointer leaves it.
+  preview(moves) {
+    let pieces = this.board.pieces.slice();
+    for (const uci of moves) pieces = applyUci(pieces, uci);
+    this.board.setPieces(pieces);
+    const last = moves[moves.length - 1];
+    this.board.setMarks({ [squareIndex(last.slice(0, 2))]: "lastmove preview", [squareIndex(last.slice(2, 4))]: "lastmove preview" });
+    this.board.setArrows([]);
+    document.getElementById("board").classList.add("previewing");
+  }
+
+  endPreview() {
+    if (!document.getElementById("board").classList.contains("previewing")) return;
+    document.getElementById("board").classList.remove("previewing");
+    this.renderPly();
   }
 
   siblings(id) {
@@ -229,6 +366,13 @@ class GamePage {
     click("nav-end", () => this.key({ key: "End", target: document.body, preventDefault() {} }));
     click("nav-flip", () => this.flip());
     click("copy-fen", () => this.copyFen());
+    // Policy moves, PV moves and root moves carry data-line (UCI moves from the current position):
+    // hover previews where they lead, a click adds that line.
+    const panel = document.getElementById("ply-panel");
+    const lineOf = (ev) => ev.target.closest("[data-line]")?.dataset.line.split(" ");
+    panel.addEventListener("mouseover", (ev) => { const line = lineOf(ev); if (line) this.preview(line); });
+    panel.addEventListener("mouseout", (ev) => { if (lineOf(ev) && !ev.relatedTarget?.closest?.("[data-line]")) this.endPreview(); });
+    panel.addEventListener("click", (ev) => { const line = lineOf(ev); if (line) { this.endPreview(); this.addLine(this.current, line); } });
     document.getElementById("moves").addEventListener("click", (ev) => {
       const m = ev.target.closest(".move");
       if (m) this.go(Number(m.dataset.node));
@@ -308,6 +452,8 @@ class GamePage {
 
   renderPly() {
     const id = this.current, node = this.nodes[id], r = this.results.get(id) || {};
+    // The panel is drawn again: a hovered line's elements are replaced, so its preview ends.
+    document.getElementById("board").classList.remove("previewing");
     this.board.setPosition(node.fen);
     const marks = {};
     if (node.uci) { marks[squareIndex(node.uci.slice(0, 2))] = "lastmove"; marks[squareIndex(node.uci.slice(2, 4))] = "lastmove"; }
@@ -346,6 +492,8 @@ class GamePage {
     for (const [uci, p, san] of top) {
       const row = document.createElement("div");
       row.className = "bar-row" + (played && played.uci === uci ? " played" : "") + (r.search?.bestmove === uci ? " best" : "");
+      row.dataset.line = uci;
+      row.title = `${san}: click to play it here`;
       row.innerHTML = `<span class="bar-label">${san}</span><span class="bar"><span style="width:${(100 * p / Math.max(top[0][1], 1e-9)).toFixed(1)}%"></span></span><span class="bar-value">${fmtPct(p)}</span>`;
       bars.appendChild(row);
     }
@@ -371,13 +519,14 @@ class GamePage {
     if (s) {
       const score = s.score == null ? "" : ` · ${(100 * (whiteToMove(node) ? s.score : 1 - s.score)).toFixed(1)}% for White`;
       info.innerHTML = `<div><b>best</b> ${s.best_san || "–"}${score}${s.mate ? ` · mate in ${s.mate}` : ""}</div>` +
-        `<div class="pv"><b>PV</b> ${(s.pv_san || []).join(" ") || "–"}</div>` +
+        `<div class="pv"><b>PV</b> ${(s.pv_san || []).map((san, i) =>
+          `<span class="pv-move" data-line="${s.pv.slice(0, i + 1).join(" ")}" title="click to add the line up to ${san}">${san}</span>`).join(" ") || "–"}</div>` +
         `<div class="muted">${fmtNum(s.nodes)} nodes · ${fmtNum(s.nps)} nodes/s · ${s.elapsed_s}s${s.depth ? ` · depth ${s.depth}` : ""}</div>`;
       const table = document.getElementById("root-table");
       const rows = (s.root || []).slice(0, 8);
       const hasVisits = rows.some((x) => x.visits != null);
       table.innerHTML = rows.length ? `<tr><th>move</th>${hasVisits ? "<th>visits</th><th>Q</th><th>prior</th>" : "<th>score</th>"}</tr>` +
-        rows.map((x) => `<tr><td>${x.san}</td>${hasVisits ? `<td>${x.visits ?? ""}</td><td>${x.q != null ? (100 * x.q).toFixed(1) + "%" : ""}</td><td>${x.prior != null ? fmtPct(x.prior) : ""}</td>`
+        rows.map((x) => `<tr><td class="pv-move" data-line="${x.move}">${x.san}</td>${hasVisits ? `<td>${x.visits ?? ""}</td><td>${x.q != null ? (100 * x.q).toFixed(1) + "%" : ""}</td><td>${x.prior != null ? fmtPct(x.prior) : ""}</td>`
           : `<td>${x.score != null ? (100 * x.score).toFixed(1) + "%" : ""}</td>`}</tr>`).join("") : "";
     } else {
       info.innerHTML = `<span class="muted">${this.status.status === "done" ? "no search result" : "search pending…"}</span>`;

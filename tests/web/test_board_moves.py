@@ -1,0 +1,90 @@
+"""Playing on the board of a finished analysis: a dragged move and a clicked promotion become
+variations the worker evaluates and searches live; an illegal move gets the server's message;
+a PV move previews on hover and adds its line on a click."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.web.test_browser import browser, live_site, shot  # noqa: F401 - fixtures: a site and Chromium
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+ANALYSED = "(id) => { const r = window.__sightline.results.get(id); return !!(r && r.eval && r.search); }"
+
+
+def square_centre(page, name: str) -> tuple[float, float]:
+    box = page.locator("#board svg").bounding_box()
+    file, rank = "abcdefgh".index(name[0]), int(name[1]) - 1
+    return box["x"] + (file + 0.5) * box["width"] / 8, box["y"] + (7 - rank + 0.5) * box["height"] / 8
+
+
+def drag(page, start: str, end: str) -> None:
+    page.mouse.move(*square_centre(page, start))
+    page.mouse.down()
+    x, y = square_centre(page, end)
+    page.mouse.move(x - 5, y - 5, steps=4)
+    page.mouse.move(x, y)
+    page.mouse.up()
+
+
+def submit(page, base: str, text: str) -> None:
+    page.goto(base)
+    page.fill("#id_pgn", text)
+    page.select_option("#id_network", "cf-tiny")
+    page.select_option("#id_search", "policy")
+    page.click("button[type=submit]")
+    page.wait_for_url("**/jobs/**")
+    page.wait_for_function("window.__sightline && window.__sightline.status.status === 'done'", timeout=120_000)
+
+
+def current(page) -> dict:
+    return page.evaluate("(() => { const g = window.__sightline; return g.nodes[g.current]; })()")
+
+
+def test_drag_click_promote_and_pv_lines(live_site, browser):  # noqa: F811
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    submit(page, live_site["base"], "1. e4 e5 2. Nf3 Nc6 *")
+
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")  # after 1... e5
+    drag(page, "f1", "c4")
+    page.wait_for_function("window.__sightline.nodes[window.__sightline.current].san === 'Bc4'")
+    node = current(page)
+    assert node["parent"] == 2 and node["id"] == 5
+    page.wait_for_selector('#moves .line.variation .move[data-node="5"]')
+    page.wait_for_function(ANALYSED, arg=5, timeout=60_000)  # evaluated and searched by the worker, live
+    assert page.inner_text("#ply-title").startswith("2. Bc4")
+    assert "waiting" not in page.inner_text("#wdl-text")
+    shot(page, "moves-01-dragged")
+
+    drag(page, "e8", "e6")  # the king cannot go two squares forward
+    page.wait_for_function("document.getElementById('move-status').textContent.includes('not a legal move')")
+    assert current(page)["id"] == 5
+
+    # A PV move: hover previews its position, a click adds the line (or goes to it).
+    pv = page.locator("#search-info .pv-move").first
+    pv.hover()
+    page.wait_for_selector("#board.previewing")
+    line = pv.get_attribute("data-line").split(" ")
+    pv.click()
+    page.wait_for_function("(uci) => window.__sightline.nodes[window.__sightline.current].uci === uci", arg=line[0])
+    assert current(page)["parent"] == 5
+    page.mouse.move(5, 5)
+    page.wait_for_selector("#board:not(.previewing)")
+    assert not errors, errors
+
+    # A promotion asks for the piece: two clicks, then the knight.
+    submit(page, live_site["base"], "8/4P3/8/8/8/8/k7/4K3 w - - 0 1")
+    page.mouse.click(*square_centre(page, "e7"))
+    page.mouse.click(*square_centre(page, "e8"))
+    page.wait_for_selector("#promotion:not([hidden])")
+    shot(page, "moves-02-promotion")
+    page.click('#promotion button[data-piece="n"]')
+    page.wait_for_function("window.__sightline.nodes[window.__sightline.current].san === 'e8=N'")
+    page.wait_for_function(ANALYSED, arg=1, timeout=60_000)
+    assert page.locator("#moves .move .san").all_inner_texts() == ["e8=N"]
+    assert not errors, errors
+    page.close()
