@@ -20,6 +20,13 @@ const commentSpan = (text, extra = "") => {
   span.textContent = text;
   return span;
 };
+// A centipawn-style figure from an expected score, with the project's own win-probability
+// formula inverted (analysis.evaluator.score_to_centipawns; the slope comes with the page).
+export function scoreToCentipawns(score, slope) {
+  const s = Math.min(Math.max(score, 1e-9), 1 - 1e-9);
+  return Math.max(-10000, Math.min(10000, Math.round(-Math.log(1 / s - 1) / slope)));
+}
+const fmtPawns = (cp) => (cp > 0 ? "+" : cp < 0 ? "−" : "") + (Math.abs(cp) / 100).toFixed(Math.abs(cp) >= 1000 ? 0 : Math.abs(cp) >= 100 ? 1 : 2);
 const fmtNum = (n) => (n >= 1e6 ? (n / 1e6).toFixed(1) + "M" : n >= 1e4 ? (n / 1e3).toFixed(0) + "k" : String(n));
 
 export function startGamePage(page) {
@@ -177,6 +184,17 @@ class GamePage {
     if (!wdl) return null;
     return whiteToMove(this.nodes[id]) ? wdl : [wdl[2], wdl[1], wdl[0]];
   }
+  // The evaluation as people read it, White's view: "#3" / "#-2" where a search proved a mate
+  // (or the game is over: "1-0", "0-1", "½-½"), else pawns ("+0.35") from the expected score.
+  whiteEval(id) {
+    const node = this.nodes[id], over = node.outcome;
+    if (over) return over.result === "1/2-1/2" ? "½-½" : over.result;
+    const mate = this.results.get(id)?.search?.mate;
+    if (mate) return `#${whiteToMove(node) ? mate : -mate}`;
+    const ws = this.whiteScore(id);
+    return ws == null ? null : fmtPawns(scoreToCentipawns(ws, this.page.win_percent_slope));
+  }
+
   // The stored judgement of the move that led to a node (both values from its parent position,
   // see webapp/analyses/judgements.py): {glyph, name, drop, ...}; null until the worker has made it.
   judgement(id) {
@@ -469,7 +487,11 @@ class GamePage {
     // eval bar and WDL (White's view)
     const ws = this.whiteScore(id), wdl = this.whiteWdl(id);
     document.getElementById("evalbar-black").style.height = ws == null ? "50%" : `${(100 * (1 - ws)).toFixed(1)}%`;
-    document.getElementById("evalbar-label").textContent = ws == null ? "…" : (100 * ws).toFixed(0);
+    const evalText = this.whiteEval(id);
+    document.getElementById("evalbar-label").textContent = evalText ?? "…";
+    document.getElementById("evalbar").title = ws == null ? "waiting for the network" :
+      `${evalText}: expected score ${(100 * ws).toFixed(1)}% for White`;
+    document.getElementById("evalbar-label").classList.toggle("black-ahead", ws != null && ws < 0.5);
     const bar = document.getElementById("wdl");
     const parts = wdl || (ws == null ? [0, 1, 0] : [ws, 0, 1 - ws]);
     bar.querySelector(".w").style.width = `${100 * parts[0]}%`;
@@ -480,8 +502,9 @@ class GamePage {
       ? `${over.termination[0].toUpperCase()}${over.termination.slice(1)}: ${over.result === "1-0" ? "White wins" : over.result === "0-1" ? "Black wins" : "draw"}` +
         (netScore == null ? "" : ` (the network, which never sees finished games, says ${(100 * (whiteToMove(node) ? netScore : 1 - netScore)).toFixed(1)}% for White)`)
       : ws == null ? "waiting for the network…"
-      : wdl ? `White ${fmtPct(wdl[0])} · draw ${fmtPct(wdl[1])} · Black ${fmtPct(wdl[2])} · expected score ${(100 * ws).toFixed(1)}% for White`
+      : wdl ? `White wins ${fmtPct(wdl[0])} · draw ${fmtPct(wdl[1])} · Black wins ${fmtPct(wdl[2])} · expected score ${(100 * ws).toFixed(1)}% for White`
       : `expected score ${(100 * ws).toFixed(1)}% for White (no WDL head)`;
+    document.getElementById("eval-big").textContent = over ? "" : evalText ?? "";
 
     // policy bars and arrows
     const policy = r.eval?.policy || [];
@@ -517,17 +540,26 @@ class GamePage {
     const info = document.getElementById("search-info");
     const s = r.search;
     if (s) {
-      const score = s.score == null ? "" : ` · ${(100 * (whiteToMove(node) ? s.score : 1 - s.score)).toFixed(1)}% for White`;
-      info.innerHTML = `<div><b>best</b> ${s.best_san || "–"}${score}${s.mate ? ` · mate in ${s.mate}` : ""}</div>` +
+      const white = (v) => (whiteToMove(node) ? v : 1 - v); // stored for the side to move; shown for White
+      const mate = s.mate ? `#${whiteToMove(node) ? s.mate : -s.mate}` : null;
+      const score = s.score == null ? "" : ` · ${mate || fmtPawns(scoreToCentipawns(white(s.score), this.page.win_percent_slope))}` +
+        ` (${(100 * white(s.score)).toFixed(1)}% for White)`;
+      info.innerHTML = `<div><b>best</b> ${s.best_san || "–"}${score}</div>` +
         `<div class="pv"><b>PV</b> ${(s.pv_san || []).map((san, i) =>
           `<span class="pv-move" data-line="${s.pv.slice(0, i + 1).join(" ")}" title="click to add the line up to ${san}">${san}</span>`).join(" ") || "–"}</div>` +
         `<div class="muted">${fmtNum(s.nodes)} nodes · ${fmtNum(s.nps)} nodes/s · ${s.elapsed_s}s${s.depth ? ` · depth ${s.depth}` : ""}</div>`;
       const table = document.getElementById("root-table");
       const rows = (s.root || []).slice(0, 8);
-      const hasVisits = rows.some((x) => x.visits != null);
-      table.innerHTML = rows.length ? `<tr><th>move</th>${hasVisits ? "<th>visits</th><th>Q</th><th>prior</th>" : "<th>score</th>"}</tr>` +
-        rows.map((x) => `<tr><td class="pv-move" data-line="${x.move}">${x.san}</td>${hasVisits ? `<td>${x.visits ?? ""}</td><td>${x.q != null ? (100 * x.q).toFixed(1) + "%" : ""}</td><td>${x.prior != null ? fmtPct(x.prior) : ""}</td>`
-          : `<td>${x.score != null ? (100 * x.score).toFixed(1) + "%" : ""}</td>`}</tr>`).join("") : "";
+      // Only columns some move has a value in; values are White's expected score, as everywhere.
+      const columns = [
+        ["visits", "visits", "search visits", (x) => String(x.visits)],
+        ["q", "Q (White)", "mean value of the move's subtree: White's expected score", (x) => (100 * white(x.q)).toFixed(1) + "%"],
+        ["score", "score (White)", "the move's value: White's expected score", (x) => (100 * white(x.score)).toFixed(1) + "%"],
+        ["prior", "prior", "the network's policy for the move", (x) => fmtPct(x.prior)],
+      ].filter(([key]) => rows.some((x) => x[key] != null));
+      table.innerHTML = rows.length ? `<tr><th>move</th>${columns.map(([, head, tip]) => `<th title="${tip}">${head}</th>`).join("")}</tr>` +
+        rows.map((x) => `<tr><td class="pv-move" data-line="${x.move}">${x.san}</td>` +
+          columns.map(([key, , , fmt]) => `<td>${x[key] != null ? fmt(x) : ""}</td>`).join("") + "</tr>").join("") : "";
     } else {
       info.innerHTML = `<span class="muted">${this.status.status === "done" ? "no search result" : "search pending…"}</span>`;
       document.getElementById("root-table").innerHTML = "";
@@ -609,7 +641,7 @@ class GamePage {
       hovertemplate: "%{text}<extra></extra>" });
     const cur = this.nodes[this.current];
     const layout = {
-      margin: { l: 40, r: 10, t: 10, b: 30 }, height: 220, showlegend: true, legend: { orientation: "h", y: -0.25 },
+      margin: { l: 40, r: 10, t: 6, b: 24 }, height: 190, showlegend: true, legend: { orientation: "h", y: -0.25 },
       yaxis: { range: [0, 1], tickformat: ".0%", fixedrange: true, title: { text: "White" } },
       xaxis: { range: [x[0] - 0.5, x[x.length - 1] + 0.5], fixedrange: true, title: { text: "" } },
       shapes: [{ type: "line", x0: cur.ply, x1: cur.ply, y0: 0, y1: 1, line: { color: "#444", width: 1, dash: "dot" } },

@@ -1,4 +1,5 @@
-"""Playing on the board of a finished analysis: a dragged move and a clicked promotion become
+"""The evaluation as people read it (White's view, pawns from the project's formula, the graph
+on screen at 1400 x 900, no empty column), and playing on the board of a finished analysis: a dragged move and a clicked promotion become
 variations the worker evaluates and searches live; an illegal move gets the server's message;
 a PV move previews on hover and adds its line on a click."""
 
@@ -42,11 +43,39 @@ def current(page) -> dict:
     return page.evaluate("(() => { const g = window.__sightline; return g.nodes[g.current]; })()")
 
 
+# Where things are, unscrolled: the graph's box, the eval bar label's font size, the root table's columns.
+LAYOUT = """() => { const g = document.getElementById('eval-graph').getBoundingClientRect();
+  const rows = [...document.querySelectorAll('#root-table tr')].map((tr) => [...tr.children].map((c) => c.textContent));
+  return {scrollY: window.scrollY, graphTop: g.top, graphBottom: g.bottom, height: window.innerHeight, rows,
+          labelPx: parseFloat(getComputedStyle(document.getElementById('evalbar-label')).fontSize)}; }"""
+
+
+def check_readable_evaluation(page) -> None:
+    """White's view everywhere: pawns from the project's formula, no empty column, the graph on screen."""
+    from analysis.evaluator import score_to_centipawns
+
+    page.keyboard.press("Home")
+    page.wait_for_function("window.Plotly && document.querySelector('#eval-graph .scatterlayer')")
+    layout = page.evaluate(LAYOUT)
+    assert layout["scrollY"] == 0 and 0 < layout["graphTop"] and layout["graphBottom"] <= layout["height"], layout
+    assert layout["labelPx"] >= 12
+    header, *rows = layout["rows"]
+    assert rows and all(any(row[i].strip() for row in rows) for i in range(len(header))), layout["rows"]
+    assert "Q" not in header and "score" not in header  # policy search: moves and priors only
+    white = page.evaluate("window.__sightline.whiteScore(0)")
+    cp = score_to_centipawns(white)
+    text = page.inner_text("#eval-big").replace("−", "-")
+    assert abs(float(text) * 100 - cp) <= 1 and (text.startswith("+") or cp <= 0), (text, cp)
+    assert page.inner_text("#evalbar-label") == page.inner_text("#eval-big")
+    assert "for White" in page.inner_text("#wdl-text") and "for White" in page.inner_text("#search-info")
+
+
 def test_drag_click_promote_and_pv_lines(live_site, browser):  # noqa: F811
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     submit(page, live_site["base"], "1. e4 e5 2. Nf3 Nc6 *")
+    check_readable_evaluation(page)
 
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")  # after 1... e5

@@ -168,7 +168,7 @@ def test_paste_watch_navigate_explore(live_site, browser):
     assert page.locator("#policy-bars .bar-row").count() == 0  # checkmate: no legal moves
     # The rules decide a finished game: the bar and text show White's win, not the network's guess.
     assert page.inner_text("#wdl-text").startswith("Checkmate: White wins")
-    assert page.inner_text("#evalbar-label") == "100"
+    assert page.inner_text("#evalbar-label") == "1-0"
     page.keyboard.press("ArrowLeft")
     assert page.locator("#policy-bars .bar-row").count() == 8
     assert page.locator("#board .arrows polygon").count() >= 1

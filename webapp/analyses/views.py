@@ -14,6 +14,7 @@ from django.shortcuts import redirect, render
 from django.urls import Resolver404, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from analysis.evaluator import WIN_PERCENT_SLOPE
 from webapp.analyses.attention import layer_payload
 from webapp.analyses.attention_limits import refuse_new_computation
 from webapp.analyses.forms import PGN_LIMITS, AnalyseForm
@@ -93,6 +94,7 @@ def job_page(request: HttpRequest, job_id: str) -> HttpResponse:
                    if job.search in SEARCHES else ""},
         "can_cancel": owns(request, job),
         "can_add_moves": owns(request, job),
+        "win_percent_slope": WIN_PERCENT_SLOPE,  # the page's centipawn figures use the library's formula
         "urls": {"ws": f"/ws/jobs/{job.id}/", "state": reverse("job_state", args=[job.id]),
                  "nodes": f"/api/jobs/{job.id}/nodes/", "moves": reverse("job_moves", args=[job.id]), "board_svg": f"/jobs/{job.id}/nodes/",
                  "heads_show": reverse("head_show", args=[job.network.name]),
