@@ -19,6 +19,10 @@ FAMILIES: dict[str, str] = {
     "lc0-resnet": "analysis.models.lc0.family:RESNET_FAMILY",
     "lc0-attention": "analysis.models.lc0.family:ATTENTION_FAMILY",
 }
+# Other programs' network files the families read: importer name -> file-name endings. Declared
+# here so the CLI's --help lists them without importing the families (and torch); a test checks
+# that it is exactly what the families' importers say.
+IMPORTERS: dict[str, tuple[str, ...]] = {"lc0": (".pb.gz", ".pb")}
 # The family of the site's untrained stand-in and of ``init`` / training by default.
 DEFAULT_FAMILY = "chessformer"
 
