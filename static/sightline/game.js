@@ -226,7 +226,23 @@ class GamePage {
   markCurrent() {
     document.querySelectorAll("#moves .move.current").forEach((m) => m.classList.remove("current"));
     const el = document.querySelector(`#moves .move[data-node="${this.current}"]`);
-    if (el) { el.classList.add("current"); el.scrollIntoView({ block: "nearest" }); }
+    if (!el) return;
+    el.classList.add("current");
+    // Scroll the move list only, never the page (scrollIntoView would move the window too).
+    const box = document.getElementById("moves"), r = el.getBoundingClientRect(), b = box.getBoundingClientRect();
+    if (r.top < b.top) box.scrollTop -= b.top - r.top;
+    else if (r.bottom > b.bottom) box.scrollTop += r.bottom - b.bottom;
+  }
+
+  // The side column's tabs: moves and position, the attention explorer, the network.
+  showTab(name) {
+    const tabs = { moves: ["tab-moves", "moves-pane"], explorer: ["explorer-open", "explorer"], network: ["network-open", "network-panel"] };
+    for (const [key, [button, pane]] of Object.entries(tabs)) {
+      document.getElementById(button).classList.toggle("active", key === name);
+      document.getElementById(button).setAttribute("aria-selected", String(key === name));
+      document.getElementById(pane).hidden = key !== name;
+    }
+    this.explorer.setOpen(name === "explorer");
   }
 
   // ---- playing moves -------------------------------------------------------------
@@ -360,7 +376,11 @@ class GamePage {
   // The current position's FEN (shown, and copied by the button) and its SVG download.
   renderShare() {
     document.getElementById("fen-text").value = this.nodes[this.current].fen;
-    document.getElementById("board-svg").href = `${this.page.urls.board_svg}${this.current}/board.svg${this.flipped ? "?flip=1" : ""}`;
+    // With the explorer open, the picture carries its attention map (layer, head, query, mode).
+    const params = this.explorer.open && this.explorer.data ? this.explorer.viewParams() : new URLSearchParams();
+    if (this.flipped) params.set("flip", "1");
+    const query = params.toString();
+    document.getElementById("board-svg").href = `${this.page.urls.board_svg}${this.current}/board.svg${query ? `?${query}` : ""}`;
   }
 
   async copyFen() {
@@ -384,6 +404,9 @@ class GamePage {
     click("nav-end", () => this.key({ key: "End", target: document.body, preventDefault() {} }));
     click("nav-flip", () => this.flip());
     click("copy-fen", () => this.copyFen());
+    click("tab-moves", () => this.showTab("moves"));
+    click("network-open", () => this.showTab("network"));
+    if (this.page.network.has_attention) click("explorer-open", () => this.showTab("explorer"));
     // Policy moves, PV moves and root moves carry data-line (UCI moves from the current position):
     // hover previews where they lead, a click adds that line.
     const panel = document.getElementById("ply-panel");

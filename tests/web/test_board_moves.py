@@ -117,3 +117,67 @@ def test_drag_click_promote_and_pv_lines(live_site, browser):  # noqa: F811
     assert page.locator("#moves .move .san").all_inner_texts() == ["e8=N"]
     assert not errors, errors
     page.close()
+
+
+SQUARE = "abcdefgh"
+
+
+def test_explorer_beside_the_board(live_site, browser):  # noqa: F811
+    """At 1400 x 900 the explorer opens in the side column, on screen; the arrow keys step through
+    the game without scrolling; hover gives a square's value; the matrix has axes, shows every head,
+    and in "attends to" mode a click picks the column; the link and the SVG keep the view."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    submit(page, live_site["base"], "1. e4 e5 2. Nf3 Nc6 *")
+    page.keyboard.press("ArrowRight")
+    page.click("#explorer-open")
+    page.wait_for_function("document.querySelectorAll('#att-grid .mini').length === 4", timeout=60_000)
+    board, explorer = page.locator("#board").bounding_box(), page.locator("#att-board").bounding_box()
+    assert explorer["x"] >= board["x"] + board["width"] and explorer["y"] + explorer["height"] <= 900, explorer
+    assert page.is_hidden("#moves-pane")
+    for key in ["ArrowRight", "ArrowRight", "ArrowDown", "ArrowLeft", "ArrowUp"]:
+        page.keyboard.press(key)
+        assert page.evaluate("window.scrollY") == 0, key
+    page.wait_for_function("document.querySelector('#att-caption').textContent.includes('Layer 1')")
+
+    x, y = explorer["x"] + (4 + 0.5) * explorer["width"] / 8, explorer["y"] + (7 - 3 + 0.5) * explorer["height"] / 8
+    page.mouse.move(x, y)  # e4
+    hover = page.inner_text("#att-hover")
+    value = page.evaluate("window.__sightline.explorer.shown[28]")
+    assert hover.startswith(f"e4: {value:.4f}"), hover
+
+    page.check('input[name="att-mode"][value="col"]')
+    box = page.locator("#att-matrix").bounding_box()
+    scale = box["width"] / 408
+    page.mouse.click(box["x"] + (24 + 18 * 6 + 3) * scale, box["y"] + box["height"] * 0.7)  # column 18: c3
+    page.wait_for_function("document.querySelector('#att-caption').textContent.includes('attend to c3')")
+    axis_ink = page.evaluate("""() => { const d = document.getElementById('att-matrix').getContext('2d')
+        .getImageData(0, 24, 20, 384).data; let ink = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) ink++; return ink; }""")
+    assert axis_ink > 50  # the rank ticks (a1 ... a8) down the left
+
+    page.check("#att-all-heads")
+    assert page.locator("#att-matrices canvas").count() == 4 and page.is_hidden("#att-matrix")
+    page.locator("#att-matrices canvas").nth(2).click()
+    assert page.input_value("#att-head") == "2"
+    shot(page, "explorer-beside-board")
+
+    link = page.evaluate("location.href")
+    assert "layer=0" in link and "head=2" in link and "query=c3" in link and "mode=col" in link
+    svg_url = page.eval_on_selector("#board-svg", "a => a.href")
+    assert "query=c3" in svg_url and "head=2" in svg_url
+    picture = page.request.get(svg_url)
+    from webapp.analyses.boardsvg import colour
+
+    hottest = colour(1.0)[:7].encode()  # the map's own range: its largest value gets the top colour
+    assert picture.ok and hottest in picture.body() and b'class="arrow' not in picture.body()
+
+    again = browser.new_page(viewport={"width": 1400, "height": 900})
+    again.goto(link)
+    again.wait_for_function("document.querySelector('#att-caption').textContent.includes('head 3')", timeout=60_000)
+    caption = again.inner_text("#att-caption")
+    assert "which squares attend to c3" in caption
+    assert again.evaluate("window.__sightline.current") == page.evaluate("window.__sightline.current")
+    again.close()
+    assert not errors, errors
+    page.close()
