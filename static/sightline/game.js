@@ -2,6 +2,7 @@
 // (snapshot / ply / progress / status) by node id, so duplicates are harmless.
 import { Board, applyUci, squareIndex, squareName } from "./board.js";
 import { Explorer } from "./explorer.js";
+import { fmtDuration } from "./home.js";
 
 const MAX_ARROWS = 5, ARROW_MIN = 0.04;
 
@@ -41,6 +42,8 @@ class GamePage {
     this.nodes = page.nodes;
     this.results = new Map();
     this.progress = new Map();
+    this.deep = new Map(); // node -> the latest "deep" message (a deeper search's lines)
+    this.deepRun = null; // the id of this page's running deeper search
     this.status = page.snapshot.job;
     this.current = 0;
     this.flipped = false;
@@ -120,6 +123,10 @@ class GamePage {
       }
       this.renderStatus();
       this.scheduleGraph();
+    } else if (msg.kind === "deep") {
+      this.deep.set(msg.node, msg);
+      if (msg.final && this.deepRun === msg.deep) this.deepRun = null;
+      if (msg.node === this.current) this.renderDeeper();
     } else if (msg.kind === "nodes") {
       this.mergeNodes(msg.items);
     } else if (msg.kind === "progress") {
@@ -405,6 +412,7 @@ class GamePage {
     click("nav-flip", () => this.flip());
     click("copy-fen", () => this.copyFen());
     click("tab-moves", () => this.showTab("moves"));
+    if (document.getElementById("deeper")) { click("deeper-start", () => this.startDeeper()); click("deeper-stop", () => this.stopDeeper()); }
     click("network-open", () => this.showTab("network"));
     if (this.page.network.has_attention) click("explorer-open", () => this.showTab("explorer"));
     // Policy moves, PV moves and root moves carry data-line (UCI moves from the current position):
@@ -588,6 +596,56 @@ class GamePage {
       document.getElementById("root-table").innerHTML = "";
     }
     this.renderProgress();
+    this.renderDeeper();
+  }
+
+  // ---- analyse deeper ---------------------------------------------------------------
+  async startDeeper() {
+    const status = document.getElementById("deeper-status"), raw = document.getElementById("deeper-budget").value;
+    const budget = raw === "until-stopped" ? raw : Number(raw), node = this.current;
+    status.textContent = "starting…";
+    const res = await fetch(this.page.urls.deeper, { method: "POST", headers: this.postHeaders(), body: JSON.stringify({ node, budget }) });
+    const body = await res.json();
+    if (!res.ok) { status.textContent = body.error || `refused (${res.status})`; return; }
+    this.deepRun = body.deep;
+    this.deepStop = body.stop;
+    this.deep.set(node, { deep: body.deep, node, status: "queued", lines: [] });
+    this.renderDeeper();
+  }
+
+  async stopDeeper() {
+    if (!this.deepStop) return;
+    const res = await fetch(this.deepStop, { method: "POST", headers: this.postHeaders() });
+    if (!res.ok) document.getElementById("deeper-status").textContent = (await res.json()).error;
+  }
+
+  postHeaders() {
+    const csrf = JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRFToken"];
+    return { "Content-Type": "application/json", "X-CSRFToken": csrf };
+  }
+
+  // The deeper search's lines for the shown position, as Nibbler shows them (White's view).
+  renderDeeper() {
+    const box = document.getElementById("deeper");
+    if (!box) return;
+    const d = this.deep.get(this.current), running = d && ["queued", "running"].includes(d.status);
+    document.getElementById("deeper-start").hidden = this.deepRun !== null;
+    document.getElementById("deeper-stop").hidden = this.deepRun === null;
+    const status = document.getElementById("deeper-status"), table = document.getElementById("deeper-lines");
+    if (!d) { status.textContent = ""; table.innerHTML = ""; return; }
+    const budget = d.budget === 0 ? "until stopped" : d.budget ? `budget ${d.budget}` : "";
+    status.textContent = d.status === "failed" ? `failed: ${d.error}` : d.status === "queued" ? "waiting for a worker…" :
+      `${running ? "searching" : d.stopped ? "stopped" : "done"}: ${fmtNum(d.nodes || 0)} nodes · ${fmtNum(d.nps || 0)} nodes/s · ${d.elapsed_s ?? 0}s` +
+      (budget ? ` · ${budget}` : "");
+    const lines = d.lines || [];
+    const cols = [["visits", "visits", (x) => fmtNum(x.visits)], ["prior", "prior", (x) => fmtPct(x.prior)],
+      ["q", "Q (White)", (x) => (100 * x.q).toFixed(1) + "%"], ["score", "score (White)", (x) => (100 * x.score).toFixed(1) + "%"],
+      ["wdl", "W / D / L (White)", (x) => x.wdl.map((v) => (100 * v).toFixed(0)).join(" / ")]]
+      .filter(([key]) => lines.some((x) => x[key] != null));
+    table.innerHTML = lines.length ? `<tr><th>move</th>${cols.map(([, head]) => `<th>${head}</th>`).join("")}<th>line</th></tr>` +
+      lines.map((x) => `<tr><td class="pv-move" data-line="${x.move}">${x.san}</td>` +
+        cols.map(([key, , fmt]) => `<td>${x[key] != null ? fmt(x) : ""}</td>`).join("") +
+        `<td class="pv">${x.pv_san.join(" ")}</td></tr>`).join("") : "";
   }
 
   renderProgress() {
@@ -613,11 +671,27 @@ class GamePage {
     const live = [...this.progress.values()].pop();
     if (live && st.status === "running") text += ` · ${fmtNum(live.nps)} nodes/s`;
     document.getElementById("progress-text").textContent = text;
+    const left = ["queued", "running"].includes(st.status) ? this.secondsLeft(searched, total) : null;
+    document.getElementById("eta").textContent = left == null ? "" : left < 1 ? "almost done" : `about ${fmtDuration(left)} left`;
     const finished = ["done", "failed", "cancelled"].includes(st.status);
     document.getElementById("cancel-btn").hidden = finished || !this.page.can_cancel;
     const err = document.getElementById("error-box");
     err.hidden = !st.error;
     err.textContent = st.error ? `Analysis failed: ${st.error}` : "";
+  }
+
+  // Seconds until every position is searched: the rate of the last minute's finished searches,
+  // else the site's measured cost per position (page.estimate); null when neither is known.
+  secondsLeft(searched, total, now = Date.now()) {
+    this.rate = this.rate || [];
+    const last = this.rate[this.rate.length - 1];
+    if (!last || last[1] !== searched) this.rate.push([now, searched]);
+    while (this.rate.length > 2 && now - this.rate[0][0] > 60000) this.rate.shift();
+    const remaining = total - searched, [t0, s0] = this.rate[0];
+    if (remaining <= 0) return 0;
+    if (searched > s0 && now > t0) return (remaining * (now - t0)) / 1000 / (searched - s0);
+    const per = this.page.estimate?.seconds_per_position;
+    return per == null ? null : remaining * per;
   }
 
   // ---- eval graph (plotly) -----------------------------------------------------

@@ -29,11 +29,16 @@ def drag(page, start: str, end: str) -> None:
     page.mouse.up()
 
 
-def submit(page, base: str, text: str) -> None:
+def submit(page, base: str, text: str, estimate: str = "", search: str = "policy", budget: str = "") -> None:
     page.goto(base)
     page.fill("#id_pgn", text)
     page.select_option("#id_network", "cf-tiny")
-    page.select_option("#id_search", "policy")
+    page.select_option("#id_search", search)
+    if budget:
+        page.fill("#id_budget", budget)
+    if estimate:  # the form's cost estimate for this network, search and game
+        page.wait_for_function("(words) => document.getElementById('estimate').textContent.includes(words)",
+                               arg=estimate)
     page.click("button[type=submit]")
     page.wait_for_url("**/jobs/**")
     page.wait_for_function("window.__sightline && window.__sightline.status.status === 'done'", timeout=120_000)
@@ -106,7 +111,14 @@ def test_drag_click_promote_and_pv_lines(live_site, browser):  # noqa: F811
     assert not errors, errors
 
     # A promotion asks for the piece: two clicks, then the knight.
-    submit(page, live_site["base"], "8/4P3/8/8/8/8/k7/4K3 w - - 0 1")
+    # By now this site has measured cf-tiny's policy search: the form says what a position costs.
+    submit(page, live_site["base"], "8/4P3/8/8/8/8/k7/4K3 w - - 0 1", estimate="this game: 1 position, about")
+    assert "measured" in page.evaluate("window.__sightline.page.estimate.basis")
+    # Time left: from the rate of finished searches (4 in the last 20 s, 6 to go: 30 s), else the estimate.
+    left = page.evaluate("""() => { const g = window.__sightline, now = Date.now(); g.rate = [[now - 20000, 0]];
+        return [g.secondsLeft(4, 10, now), (g.rate = [], g.secondsLeft(0, 10, now))]; }""")
+    per = page.evaluate("window.__sightline.page.estimate.seconds_per_position")
+    assert left[0] == pytest.approx(30) and left[1] == pytest.approx(10 * per)
     page.mouse.click(*square_centre(page, "e7"))
     page.mouse.click(*square_centre(page, "e8"))
     page.wait_for_selector("#promotion:not([hidden])")
@@ -179,5 +191,29 @@ def test_explorer_beside_the_board(live_site, browser):  # noqa: F811
     assert "which squares attend to c3" in caption
     assert again.evaluate("window.__sightline.current") == page.evaluate("window.__sightline.current")
     again.close()
+    assert not errors, errors
+    page.close()
+
+
+def test_analyse_this_position_deeper(live_site, browser):  # noqa: F811
+    """MCTS on a finished job, then deeper on one position until stopped: live MultiPV lines with
+    visits, prior, Q and WDL per move (White's view), and Stop keeps the lines."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    submit(page, live_site["base"], "1. e4 e5 *", search="mcts", budget="16")
+    page.keyboard.press("ArrowRight")
+    page.select_option("#deeper-budget", "until-stopped")
+    page.click("#deeper-start")
+    page.wait_for_function("document.getElementById('deeper-status').textContent.startsWith('searching')", timeout=60_000)
+    page.wait_for_function("document.querySelectorAll('#deeper-lines tr').length >= 3")
+    page.wait_for_function("parseInt(document.getElementById('deeper-status').textContent.split(': ')[1]) > 50")
+    header = page.locator("#deeper-lines tr").first.inner_text()
+    assert all(word in header for word in ("visits", "prior", "Q (White)", "W / D / L (White)", "line")), header
+    shot(page, "deeper-running")
+    page.click("#deeper-stop")
+    page.wait_for_function("document.getElementById('deeper-status').textContent.startsWith('stopped')", timeout=30_000)
+    assert page.is_visible("#deeper-start") and page.is_hidden("#deeper-stop")
+    assert page.locator("#deeper-lines tr").count() >= 3
     assert not errors, errors
     page.close()

@@ -91,7 +91,7 @@ def test_a_line_follows_the_tree_and_adds_only_new_moves(client, material_networ
     ({"parent": 0, "moves": []}, 400, "moves must be a list"),
     ({"parent": 0, "moves": ["e2e4"] * 33}, 400, "at most 32 moves"),
     ([1, 2], 400, "JSON object"),
-    (b"{not json", 400, "must be JSON"),
+    (b"{not json", 400, "must be a JSON object"),
 ])
 def test_refused_lines_change_nothing(client, material_network, body, status, words):
     job = owned_job(client, material_network)
