@@ -18,6 +18,14 @@ from workers.model_cache import ModelCache
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def queued(monkeypatch):
+    """The deeper searches handed to the broker: (id, queue) each."""
+    sent = []
+    monkeypatch.setattr("workers.tasks.deep_search.apply_async", lambda args, queue: sent.append((args[0], queue)))
+    return sent
+
+
 def owned(client, network, search="mcts", budget=16):
     job = create_job(parse_pgn(SHORT_GAME), network, search, budget, dispatch=False)
     session = client.session
@@ -46,11 +54,11 @@ def test_refused_requests_start_nothing(client, material_network, search, body, 
     assert not DeepSearch.objects.exists()
 
 
-def test_owner_only_one_at_a_time_and_stop(client, material_network):
+def test_owner_only_one_at_a_time_and_stop(client, material_network, queued):
     job = owned(client, material_network)
     assert post(Client(), f"/jobs/{job.id}/deeper/", {"node": 0, "budget": 100})[0] == 403
     status, started = post(client, f"/jobs/{job.id}/deeper/", {"node": 0, "budget": "until-stopped"})
-    assert status == 202 and started["budget"] == 0
+    assert status == 202 and started["budget"] == 0 and queued == [(started["deep"], "cpu")]
     assert post(client, f"/jobs/{job.id}/deeper/", {"node": 1, "budget": 100}) == \
         (409, {"error": "A deeper search of this analysis is already running: stop it first."})
     assert post(Client(), started["stop"])[0] == 403
@@ -97,3 +105,26 @@ def test_until_stopped_ends_at_stop(client, tiny_network, monkeypatch):
 
     assert deeper.run(deep.pk, ModelCache().get(tiny_network), publish) == "done"
     assert messages[-1]["final"] and messages[-1]["stopped"] and len(messages) < 50
+
+
+def test_a_broker_outage_is_a_503_and_a_lost_worker_does_not_block_for_ever(client, material_network, monkeypatch):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    job = owned(client, material_network)
+
+    def down(args, queue):
+        raise OSError("Connection refused")
+
+    monkeypatch.setattr("workers.tasks.deep_search.apply_async", down)
+    status, answer = post(client, f"/jobs/{job.id}/deeper/", {"node": 0, "budget": 100})
+    assert status == 503 and "workers cannot be reached" in answer["error"]
+    assert DeepSearch.objects.get().status == "failed"
+    monkeypatch.setattr("workers.tasks.deep_search.apply_async", lambda args, queue: None)
+    # A run whose worker died stays "running"; past the longest a search may run, it no longer blocks.
+    DeepSearch.objects.create(job=job, node_id=0, budget=100, status="running")
+    assert post(client, f"/jobs/{job.id}/deeper/", {"node": 0, "budget": 100})[0] == 409
+    DeepSearch.objects.filter(status="running").update(
+        created_at=timezone.now() - timedelta(seconds=deeper.MAX_SECONDS + 120))
+    assert post(client, f"/jobs/{job.id}/deeper/", {"node": 0, "budget": 100})[0] == 202

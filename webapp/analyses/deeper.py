@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import logging
 import time
+from datetime import timedelta
 
 import chess
 from django.db import transaction
+from django.utils import timezone
 
 from webapp.analyses.gameinput import board_for
 from webapp.analyses.models import AnalysisJob, DeepSearch
@@ -62,13 +64,21 @@ def start(job: AnalysisJob, node_id, budget) -> DeepSearch:
     elif isinstance(budget, bool) or not isinstance(budget, int) or not spec.budget_min <= budget <= spec.budget_max:
         raise DeeperRefused(f'budget must be "until-stopped" or a whole number of {spec.budget_unit} from '
                             f"{spec.budget_min} to {spec.budget_max}.")
+    # A row active for longer than any search may run lost its worker (killed, or never reached).
+    live = DeepSearch.objects.filter(job=job, status__in=ACTIVE,
+                                     created_at__gt=timezone.now() - timedelta(seconds=MAX_SECONDS + 60))
     with transaction.atomic():
-        if DeepSearch.objects.filter(job=job, status__in=ACTIVE).exists():
+        if live.exists():
             raise DeeperRefused("A deeper search of this analysis is already running: stop it first.", status=409)
         deep = DeepSearch.objects.create(job=job, node_id=node_id, budget=budget)
     from workers.tasks import deep_search
 
-    transaction.on_commit(lambda: deep_search.apply_async(args=[deep.pk], queue=job.network.queue), robust=True)
+    try:
+        deep_search.apply_async(args=[deep.pk], queue=job.network.queue)
+    except Exception as exc:  # the broker is down: say so now rather than leave it queued
+        log.warning("could not queue deeper search %s: %s", deep.pk, exc)
+        DeepSearch.objects.filter(pk=deep.pk).update(status=DeepSearch.Status.FAILED, error=str(exc))
+        raise DeeperRefused("The workers cannot be reached right now; try again in a minute.", status=503) from None
     return deep
 
 
