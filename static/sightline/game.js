@@ -212,9 +212,12 @@ class GamePage {
     const j = this.results.get(id)?.judgement, node = this.nodes[id];
     if (!j) return "not judged yet";
     const by = j.source === "search" ? `${this.page.search.name}'s root statistics` : "the network (both successors in one batch)";
+    // The scores are the mover's (a judgement compares two moves of one side): say whose.
+    const mover = whiteToMove(node) ? "Black" : "White";
     const played = `${node.san} ${(100 * j.played_score).toFixed(1)}%${j.bound === "upper" ? " at most" : ""}`;
     return (j.glyph ? `${j.glyph} ${j.name}: ` : "") + (j.played === j.best ? `${node.san} is the best move`
-      : `${played} vs ${j.best_san} ${(100 * j.best_score).toFixed(1)}% (best)`) + `; valued by ${by} before the move`;
+      : `${played} vs ${j.best_san} ${(100 * j.best_score).toFixed(1)}% (best), expected scores for ${mover}`) +
+      `; valued by ${by} before the move`;
   }
 
   // ---- navigation ----------------------------------------------------------
@@ -511,7 +514,7 @@ class GamePage {
     document.getElementById("ply-title").textContent = title;
     const j = this.judgement(id);
     const jEl = document.getElementById("ply-judgement");
-    jEl.textContent = j ? `${j.glyph} ${j.name} (−${j.bound === "upper" ? "at least " : ""}${(100 * j.drop).toFixed(1)}%)` : "";
+    jEl.textContent = j ? `${j.glyph} ${j.name} (−${j.bound === "upper" ? "at least " : ""}${(100 * j.drop).toFixed(1)}% for ${whiteToMove(node) ? "Black" : "White"})` : "";
     jEl.title = node.parent === null ? "" : this.judgementTitle(id);
     jEl.className = j ? `judgement ${j.name}` : "judgement";
 
