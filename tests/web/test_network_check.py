@@ -211,6 +211,7 @@ def test_a_refused_form_keeps_the_checked_file_for_the_next_try(
     kept = Network.objects.get(name="second-try")
     assert Path(kept.file.path).read_bytes() == data and kept.status == Network.Status.CHECKING
     assert queued_checks == [(kept.pk, "cpu")]
+    assert not any(Path(settings.MEDIA_ROOT, "kept-uploads").iterdir())  # the kept copy is gone once used
     # A forged or expired token is refused with a message, not a server error.
     forged = admin_client.post(ADD_URL, {"name": "third", "kept_file": token[:-3] + "abc", "card": "",
                                          "queue": "cpu", "active": "on"})

@@ -39,6 +39,7 @@ class NetworkUploadForm(forms.ModelForm):
         fields = ["name", "file", "card", "queue", "active", "is_default"]
 
     checksum: str | None = None  # set when a new file was uploaded
+    used_kept: str | None = None  # the token of a kept file this form uses
 
     def clean_file(self):
         upload = self.cleaned_data.get("file")
@@ -47,6 +48,7 @@ class NetworkUploadForm(forms.ModelForm):
             upload = kept_uploads.recall(token)
             if upload is None:
                 raise forms.ValidationError("The file kept from your last try has expired; choose it again.")
+            self.used_kept = token
         if not upload:
             if self.instance.pk is None:
                 raise forms.ValidationError(f"Choose a .safetensors checkpoint (or {_imported()}) to upload.")
@@ -141,6 +143,8 @@ class NetworkAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)
+        if form.used_kept:  # the network has its own copy now
+            transaction.on_commit(lambda: kept_uploads.forget(form.used_kept))
         if form.checksum is not None:
             transaction.on_commit(lambda: dispatch_check(obj))
             self.message_user(request, f"A worker is checking {obj.name}; it is offered for analysis once its "

@@ -52,6 +52,15 @@ def recall(token: str) -> File | None:
     return File(path.open("rb"), name=path.name)
 
 
+def forget(token: str) -> None:
+    """Remove a kept file once the network that used it is saved."""
+    try:
+        kept = signing.loads(token, salt=SALT)
+    except signing.BadSignature:
+        return
+    shutil.rmtree(_root() / Path(str(kept.get("folder", ""))).name, ignore_errors=True)
+
+
 def _remove_expired() -> None:
     if not _root().is_dir():
         return
