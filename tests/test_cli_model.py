@@ -1,5 +1,7 @@
 """``python -m analysis init|describe|evaluate`` as a user runs them."""
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
@@ -72,14 +74,10 @@ def test_evaluate_attention_summary_without_json(checkpoint):
 
 
 def test_search_progress_on_stderr_unless_json(checkpoint, monkeypatch):
+    from analysis.cli import main
     from analysis.cli.search_cmds import ProgressLine
 
     monkeypatch.setattr(ProgressLine, "LOG_EVERY_S", 0.0)  # a line per progress event
-    from analysis.cli import main
-
-    import io
-    import contextlib
-
     err, out = io.StringIO(), io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
         assert main(["search", "--model", "material", "--algo", "alphabeta", "--depth", "3"]) == 0
