@@ -1,5 +1,7 @@
 """``python -m analysis init|describe|evaluate`` as a user runs them."""
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
@@ -59,6 +61,33 @@ def test_evaluate_readable_summary(checkpoint):
     assert result.returncode == 0
     assert "WDL" in result.stdout and "UNTRAINED" in result.stdout
     assert len([line for line in result.stdout.splitlines() if line.startswith("  ")]) == 5
+
+
+def test_evaluate_attention_summary_without_json(checkpoint):
+    result = run("evaluate", "--model", str(checkpoint), "--attention")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert any(line.startswith("attention: 2 layers x 4 heads") for line in lines)
+    heads = [line for line in lines if line.startswith("  L")]
+    assert len(heads) == 8 and all("entropy" in line and "most attended" in line for line in heads)
+    assert not any(line.lstrip().startswith("[[") for line in lines)  # no raw maps
+
+
+def test_search_progress_on_stderr_unless_json(checkpoint, monkeypatch):
+    from analysis.cli import main
+    from analysis.cli.search_cmds import ProgressLine
+
+    monkeypatch.setattr(ProgressLine, "LOG_EVERY_S", 0.0)  # a line per progress event
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        assert main(["search", "--model", "material", "--algo", "alphabeta", "--depth", "3"]) == 0
+    progress = [line for line in err.getvalue().splitlines() if line.startswith("nodes ")]
+    assert progress and all(" nps " in line and " best " in line and " pv " in line for line in progress)
+    assert out.getvalue().startswith(chess.STARTING_FEN) and "bestmove" in out.getvalue()
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        assert main(["search", "--model", "material", "--algo", "alphabeta", "--depth", "3", "--json"]) == 0
+    assert err.getvalue() == "" and json.loads(out.getvalue())["bestmove"]
 
 
 @pytest.mark.parametrize("args, message", [

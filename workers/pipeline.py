@@ -113,13 +113,22 @@ class JobRun:
         job.refresh_from_db()
         publish_status(job, self.publish)
         try:
-            boards = node_boards(job.nodes)
-            raw_keys = [self.evaluator.cache_key(b) for b in boards]
-            # Keys were set when the job was created (webapp.analyses.keys); a node without
-            # one (a job made by hand) gets its key here, in memory only.
-            keys = [node.get("key") or digest_key(raw) for node, raw in zip(job.nodes, raw_keys)]
-            evals = self._evaluate_all(boards, keys, raw_keys)
-            self._search_all(boards, keys, evals)
+            while True:
+                analysed = len(job.nodes)
+                self._analyse_nodes()
+                # Done only with the nodes just analysed: a line played on the board meanwhile
+                # (webapp.analyses.variations) grew the tree, and the next pass takes it. (A job
+                # made by hand may have no count of its positions: then it is done as it is.)
+                total = analysed if job.total_positions == analysed else None
+                if lease.finish(job.pk, self.owner, status=AnalysisJob.Status.DONE, total=total):
+                    log.info("job %s finished: done", job.id)
+                    return
+                self._check_cancelled()
+                job.refresh_from_db()
+                if job.lease_owner != self.owner or job.status != AnalysisJob.Status.RUNNING \
+                        or len(job.nodes) == analysed:
+                    raise JobInterrupted()
+                AnalysisJob.objects.filter(pk=job.pk).update(evaluated=0, searched=0)  # the pass recounts
         except JobCancelled:
             return
         except JobInterrupted:
@@ -129,9 +138,17 @@ class JobRun:
         except Exception as exc:
             log.exception("job %s failed", job.id)
             lease.finish(job.pk, self.owner, status=AnalysisJob.Status.FAILED, error=f"{type(exc).__name__}: {exc}")
-            return
-        if lease.finish(job.pk, self.owner, status=AnalysisJob.Status.DONE):
-            log.info("job %s finished: done", job.id)
+
+    def _analyse_nodes(self) -> None:
+        """One pass over the job's nodes: stored results are announced, the rest computed."""
+        job = self.job
+        boards = node_boards(job.nodes)
+        raw_keys = [self.evaluator.cache_key(b) for b in boards]
+        # Keys were set when the job was created (webapp.analyses.keys); a node without
+        # one (a job made by hand) gets its key here, in memory only.
+        keys = [node.get("key") or digest_key(raw) for node, raw in zip(job.nodes, raw_keys)]
+        evals = self._evaluate_all(boards, keys, raw_keys)
+        self._search_all(boards, keys, evals)
 
     # -- phase 1: one forward pass per batch ------------------------------------------
     def _evaluate_all(self, boards: list[chess.Board], keys: list[str], raw_keys: list) -> dict[str, dict]:

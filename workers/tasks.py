@@ -83,3 +83,15 @@ def compute_head_atlas(network_id: int) -> str:
         return compute_and_store(network, config, evaluator=models.get(network)).status
     except Exception:
         return "failed"
+
+
+@shared_task(name="sightline.deep_search", acks_late=True)
+def deep_search(deep_id: int) -> str:
+    """'Analyse this position deeper': one node, a larger budget, lines published live."""
+    from webapp.analyses.deeper import run
+    from webapp.analyses.models import DeepSearch
+
+    deep = DeepSearch.objects.select_related("job__network").filter(pk=deep_id).first()
+    if deep is None:
+        return "missing"
+    return run(deep_id, models.get(deep.job.network), GroupPublisher(deep.job_id))

@@ -7,13 +7,14 @@ import json
 from pathlib import Path
 
 from analysis.cli import CommandError
-from analysis.data.annotate import AnnotateConfig, annotate_dataset
-from analysis.data.engine import EngineLimit
-from analysis.data.plan import GenerateConfig, build_plan
-from analysis.data.selfplay import SelfPlayConfig
+
+# analysis.data (numpy, pyarrow) is imported by the command that runs: --help stays light.
 
 
-def _limit(args: argparse.Namespace, prefix: str = "") -> EngineLimit:
+def _limit(args: argparse.Namespace, prefix: str = ""):
+    """An ``analysis.data.engine.EngineLimit`` from the engine options."""
+    from analysis.data.engine import EngineLimit
+
     try:
         return EngineLimit(depth=getattr(args, prefix + "depth"), nodes=getattr(args, prefix + "nodes"),
                            time=getattr(args, prefix + "movetime"))
@@ -22,6 +23,9 @@ def _limit(args: argparse.Namespace, prefix: str = "") -> EngineLimit:
 
 
 def _generate(args: argparse.Namespace) -> int:
+    from analysis.data.plan import GenerateConfig, build_plan
+    from analysis.data.selfplay import SelfPlayConfig
+
     pgns: list[Path] = []
     for item in args.pgn:
         path = Path(item)
@@ -42,8 +46,9 @@ def _generate(args: argparse.Namespace) -> int:
         pgn_files=pgns, openings_dir=Path(args.openings) if args.openings else None,
         selfplay_games=args.selfplay_games,
         selfplay=SelfPlayConfig(limit=_limit(args), near_best=args.near_best),
-        perturb_share=args.perturb_share, min_ply=args.min_ply, opening_plies=args.opening_plies,
-        tactical_weight=args.tactical_weight, mate_in_one_positions=args.mate_in_one,
+        perturb_share=args.perturb_share, min_ply=args.min_ply,
+        opening_plies=GenerateConfig.opening_plies if args.opening_plies is None else args.opening_plies,
+        tactical_weight=GenerateConfig.tactical_weight if args.tactical_weight is None else args.tactical_weight, mate_in_one_positions=args.mate_in_one,
         blunder_mate_plies=args.blunder_mates,
         test_share=args.test_share,
         max_positions=args.max_positions, workers=args.workers, stockfish=args.stockfish, seed=args.seed,
@@ -57,6 +62,8 @@ def _generate(args: argparse.Namespace) -> int:
 
 
 def _annotate(args: argparse.Namespace) -> int:
+    from analysis.data.annotate import AnnotateConfig, annotate_dataset
+
     multipv_limit = None
     if args.multipv_depth or args.multipv_nodes or args.multipv_movetime:
         multipv_limit = _limit(args, "multipv_")
@@ -92,15 +99,17 @@ def register(subparsers) -> None:
     gen.add_argument("--near-best", type=float, default=0.03, help="self-play: win-prob window for move sampling")
     gen.add_argument("--perturb-share", type=float, default=0.5, help="Giraffe random-move children per position")
     gen.add_argument("--min-ply", type=int, default=0)
-    gen.add_argument("--opening-plies", type=int, default=GenerateConfig.opening_plies,
-                     help="positions before this ply are kept once per game, not once overall")
+    gen.add_argument("--opening-plies", type=int, default=None,
+                     help="positions before this ply are kept once per game, not once overall "
+                          "(default: GenerateConfig's)")
     gen.add_argument("--mate-in-one", type=int, default=0,
                      help="add N random-play positions where the side to move mates in one")
     gen.add_argument("--blunder-mates", type=int, default=0, metavar="PLIES",
                      help="add every move out of the first PLIES plies of the ECO lines and games "
                           "that allows a mate in one (the position after it)")
-    gen.add_argument("--tactical-weight", type=float, default=GenerateConfig.tactical_weight,
-                     help="how strongly tactical positions move up the plan (0: uniform order)")
+    gen.add_argument("--tactical-weight", type=float, default=None,
+                     help="how strongly tactical positions move up the plan (0: uniform order; "
+                          "default: GenerateConfig's)")
     gen.add_argument("--test-share", type=float, default=0.05)
     gen.add_argument("--max-positions", type=int)
     gen.add_argument("--workers", type=int, default=mp.cpu_count())

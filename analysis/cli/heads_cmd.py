@@ -5,19 +5,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
-from analysis.checkpoint import CheckpointError, load_evaluator
 from analysis.cli import CommandError
-from analysis.evaluator import NonFiniteOutput
-from analysis.heads import AtlasConfig, HeadAtlas, compute_atlas
-from analysis.heads.sample import SAMPLE_SIZE
+
+if TYPE_CHECKING:  # imported by the command itself: --help stays light
+    from analysis.heads import HeadAtlas
 
 
 def register(subparsers) -> None:
     heads = subparsers.add_parser("heads", help="label each attention head by the pattern it follows")
     heads.add_argument("--model", required=True)
-    heads.add_argument("--positions", type=int, default=SAMPLE_SIZE,
-                       help=f"positions of the fixed sample to score on (1 to {SAMPLE_SIZE})")
+    heads.add_argument("--positions", type=int, default=None,
+                       help="positions of the fixed sample to score on (default: all of it, 256)")
     heads.add_argument("--device", default=None, help="cpu or cuda (default: $SIGHTLINE_DEVICE, else auto)")
     heads.add_argument("--json", action="store_true", help='print {"layers", "heads", "labels", "lift"}')
     heads.add_argument("--full-json", action="store_true", help="print the whole atlas (as the site stores it)")
@@ -25,12 +25,18 @@ def register(subparsers) -> None:
 
 
 def run_heads(args: argparse.Namespace) -> int:
-    if not 1 <= args.positions <= SAMPLE_SIZE:
+    from analysis.checkpoint import CheckpointError, load_evaluator
+    from analysis.evaluator import NonFiniteOutput
+    from analysis.heads import AtlasConfig, compute_atlas
+    from analysis.heads.sample import SAMPLE_SIZE
+
+    positions = SAMPLE_SIZE if args.positions is None else args.positions
+    if not 1 <= positions <= SAMPLE_SIZE:
         raise CommandError(f"--positions must be 1 to {SAMPLE_SIZE}")
     try:
         evaluator = load_evaluator(args.model, device=args.device)
         progress = None if args.json or args.full_json else _progress
-        atlas = compute_atlas(evaluator, AtlasConfig(positions=args.positions), progress=progress)
+        atlas = compute_atlas(evaluator, AtlasConfig(positions=positions), progress=progress)
     except (CheckpointError, NonFiniteOutput, ValueError) as exc:
         raise CommandError(str(exc)) from None
     if args.json or args.full_json:
@@ -44,7 +50,7 @@ def _progress(done: int, total: int) -> None:
     print(f"\rscoring heads: {done}/{total} positions", end="\n" if done == total else "", file=sys.stderr, flush=True)
 
 
-def print_atlas(atlas: HeadAtlas) -> None:
+def print_atlas(atlas: "HeadAtlas") -> None:
     rule = atlas.rule
     print(f"{atlas.layers} layers x {atlas.heads} heads over {atlas.positions} positions; a label needs "
           f"lift >= {rule['min_lift']} and mass >= {rule['min_mass']} (layers and heads from 1)")

@@ -6,14 +6,13 @@ from __future__ import annotations
 import argparse
 import resource
 
-from analysis.checkpoint import CheckpointError, load_checkpoint
 from analysis.cli import CommandError
-from analysis.models import importer_for, load_families
+from analysis.models import IMPORTERS
 
 
 def register(subparsers) -> None:
-    names = sorted({f.importer.name for f in load_families() if f.importer is not None})
-    suffixes = sorted({s for f in load_families() if f.importer is not None for s in f.importer.suffixes})
+    names = sorted(IMPORTERS)
+    suffixes = sorted({s for endings in IMPORTERS.values() for s in endings})
     cmd = subparsers.add_parser("import", aliases=[f"import-{name}" for name in names],
                                 help=f"convert a network file ({', '.join(suffixes)}) to a .safetensors checkpoint")
     cmd.add_argument("net", metavar="NET")
@@ -24,6 +23,9 @@ def register(subparsers) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    from analysis.checkpoint import CheckpointError, load_checkpoint
+    from analysis.models import importer_for
+
     importer = importer_for(args.net)
     if importer is None:
         raise CommandError(f"{args.net}: no importer reads this kind of file (by its name's ending)")

@@ -7,14 +7,12 @@ import json
 import math
 import platform
 
-import chess
-import torch
-
-from analysis.checkpoint import CheckpointError, load_checkpoint, load_evaluator, read_header, save_checkpoint
 from analysis.cli import CommandError
-from analysis.evaluator import NonFiniteOutput
 from analysis.models import DEFAULT_FAMILY, FAMILIES, get_family
-from analysis.positions import board_from_input
+
+# Parsing (and every --help) imports nothing heavy: torch, numpy, python-chess and the
+# checkpoint code are imported by the command that runs (``analysis.cli`` explains why).
+STARTING_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 
 
 def register(subparsers) -> None:
@@ -32,7 +30,7 @@ def register(subparsers) -> None:
 
     evaluate = subparsers.add_parser("evaluate", help="evaluate one position")
     evaluate.add_argument("--model", required=True)
-    evaluate.add_argument("--fen", default=chess.STARTING_FEN)
+    evaluate.add_argument("--fen", default=STARTING_FEN)
     evaluate.add_argument("--moves", nargs="*", default=[], metavar="UCI", help="moves played from the FEN")
     evaluate.add_argument("--attention", action="store_true", help="include per-layer, per-head attention maps")
     evaluate.add_argument("--temperature", type=float, default=1.0, help="policy softmax temperature")
@@ -42,6 +40,10 @@ def register(subparsers) -> None:
 
 
 def run_init(args: argparse.Namespace) -> int:
+    import torch
+
+    from analysis.checkpoint import save_checkpoint
+
     family = get_family(args.family)
     if args.preset not in family.presets:
         raise CommandError(f"unknown preset {args.preset!r} for {args.family}; choose from {', '.join(family.presets)}")
@@ -58,6 +60,8 @@ def run_init(args: argparse.Namespace) -> int:
 
 
 def run_describe(args: argparse.Namespace) -> int:
+    from analysis.checkpoint import read_header
+
     meta, tensors = _checked(read_header, args.model)
     parameters = sum(math.prod(shape) for _, shape in tensors.values())
     info = {"family": meta.family, "trained": meta.trained, "input_encoding": meta.input_encoding,
@@ -77,6 +81,9 @@ def run_describe(args: argparse.Namespace) -> int:
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
+    from analysis.checkpoint import CheckpointError, load_evaluator
+    from analysis.evaluator import NonFiniteOutput
+
     board = board_from_args(args.fen, args.moves)
     if args.temperature <= 0:
         raise CommandError("--temperature must be positive")
@@ -113,11 +120,34 @@ def run_evaluate(args: argparse.Namespace) -> int:
         print(f"  {board.san(move):<8} {move.uci():<6} {p:6.1%}")
     if not evaluation.policy:
         print("  no legal moves: " + ("checkmate" if board.is_checkmate() else "stalemate"))
+    if args.attention:
+        print_attention(evaluation.attention)
     return 0
 
 
-def board_from_args(fen: str, moves: list[str]) -> chess.Board:
-    """A board from a FEN and UCI moves played from it, or a one-line CommandError."""
+def print_attention(maps, top: int = 3) -> None:
+    """Each head in one line: how spread its attention is (mean entropy over the 64 query
+    squares, against a uniform head's 6 bits) and the key squares it attends to most overall."""
+    import chess
+    import numpy as np
+
+    layers, heads = maps.shape[:2]
+    print(f"attention: {layers} layers x {heads} heads, 64 x 64 maps (query square -> key square, "
+          f"real squares; --json prints them)")
+    p = np.clip(maps.astype(np.float64), 1e-12, 1.0)
+    entropy = -(p * np.log2(p)).sum(axis=-1).mean(axis=-1)  # layers x heads, bits
+    received = maps.mean(axis=2)  # layers x heads x 64: mean attention each key square gets
+    for layer in range(layers):
+        for head in range(heads):
+            keys = np.argsort(received[layer, head])[::-1][:top]
+            most = ", ".join(f"{chess.square_name(int(k))} {received[layer, head, k]:.1%}" for k in keys)
+            print(f"  L{layer + 1:<2} H{head + 1:<2} entropy {entropy[layer, head]:4.2f} bits  most attended: {most}")
+
+
+def board_from_args(fen: str, moves: list[str]):
+    """A ``chess.Board`` from a FEN and UCI moves played from it, or a one-line CommandError."""
+    from analysis.positions import board_from_input
+
     try:
         return board_from_input(fen, moves)
     except ValueError as exc:
@@ -125,6 +155,8 @@ def board_from_args(fen: str, moves: list[str]) -> chess.Board:
 
 
 def _checked(fn, path):
+    from analysis.checkpoint import CheckpointError
+
     try:
         return fn(path)
     except CheckpointError as exc:

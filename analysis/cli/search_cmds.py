@@ -8,21 +8,23 @@ from __future__ import annotations
 
 import json
 import sys
-
-import chess
+from typing import TYPE_CHECKING
 
 from analysis.cli import CommandError
-from analysis.cli.model_cmds import board_from_args
-from analysis.evaluator import Evaluator
-from analysis.search.base import Budget, SearchResult
-from analysis.search.registry import SEARCH_NAMES, make_search, make_settings
-from analysis.specs import parse_spec
+from analysis.cli.model_cmds import STARTING_FEN, board_from_args
+from analysis.search_names import SEARCH_NAMES
+
+if TYPE_CHECKING:  # imported where a command runs: --help stays light
+    import chess
+
+    from analysis.evaluator import Evaluator
+    from analysis.search.base import SearchResult
 
 
 def register(subparsers) -> None:
     search = subparsers.add_parser("search", help="search one position and print the result")
     search.add_argument("--model", required=True, help="checkpoint path, or 'material'")
-    search.add_argument("--fen", default=chess.STARTING_FEN)
+    search.add_argument("--fen", default=STARTING_FEN)
     search.add_argument("--moves", nargs="*", default=[], metavar="UCI", help="moves played from the FEN")
     search.add_argument("--algo", required=True, choices=SEARCH_NAMES)
     limit = search.add_mutually_exclusive_group()
@@ -42,7 +44,7 @@ def register(subparsers) -> None:
     uci.set_defaults(handler=run_uci)
 
 
-def load_model(model: str, device: str | None) -> Evaluator:
+def load_model(model: str, device: str | None) -> "Evaluator":
     """The evaluator for ``--model``, or a one-line CommandError."""
     from analysis.checkpoint import CheckpointError
     from analysis.specs import resolve_evaluator
@@ -55,12 +57,14 @@ def load_model(model: str, device: str | None) -> Evaluator:
         raise CommandError(f"cannot load model {model}: {exc}") from None
 
 
-def model_label(evaluator: Evaluator) -> str:
+def model_label(evaluator: "Evaluator") -> str:
     trained = getattr(evaluator, "trained", None)
     return f"{evaluator.name}, untrained" if trained is False else evaluator.name
 
 
 def _settings(algo: str, pairs: list[str]):
+    from analysis.search.registry import make_settings
+
     values = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -74,6 +78,9 @@ def _settings(algo: str, pairs: list[str]):
 
 
 def run_search_cmd(args) -> int:
+    from analysis.search.base import Budget
+    from analysis.search.registry import make_search
+
     board = board_from_args(args.fen, args.moves)
     settings = _settings(args.algo, args.set)
     try:
@@ -82,10 +89,14 @@ def run_search_cmd(args) -> int:
         raise CommandError(str(exc)) from None
     evaluator = load_model(args.model, args.device)
     search = make_search(args.algo, evaluator, settings)
+    progress = None if args.json else ProgressLine(board, sys.stderr)
     try:
-        result = search.run(board, None if budget.unlimited else budget)
+        result = search.run(board, None if budget.unlimited else budget, progress=progress)
     except ValueError as exc:  # e.g. the policy search on a model without a policy head
         raise CommandError(str(exc)) from None
+    finally:
+        if progress is not None:
+            progress.close()
     if args.json:
         print(json.dumps(result.to_json()))
     else:
@@ -93,7 +104,46 @@ def run_search_cmd(args) -> int:
     return 0
 
 
-def print_result(board: chess.Board, result: SearchResult, label: str) -> None:
+class ProgressLine:
+    """Live progress on stderr: nodes, nodes/s, best move and PV. On a terminal one line is
+    redrawn in place; otherwise (a log, a pipe) a line is written every ``LOG_EVERY_S``."""
+
+    LOG_EVERY_S = 1.0
+    PV_MOVES = 8
+
+    def __init__(self, board: "chess.Board", stream):
+        self.board, self.stream = board, stream
+        self.live = stream.isatty()
+        self.last, self.drawn = 0.0, 0
+
+    def __call__(self, snapshot: "SearchResult") -> None:
+        import time
+
+        now = time.monotonic()
+        if snapshot.final or (not self.live and now - self.last < self.LOG_EVERY_S):
+            return
+        self.last = now
+        line = self.text(snapshot)
+        if self.live:
+            self.stream.write("\r" + line.ljust(self.drawn))
+            self.drawn = len(line)
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def text(self, snapshot: "SearchResult") -> str:
+        best = self.board.san(snapshot.best_move) if snapshot.best_move else "-"
+        pv = self.board.variation_san(snapshot.pv[:self.PV_MOVES]) if snapshot.pv else ""
+        return (f"nodes {snapshot.nodes:,}  nps {snapshot.nps:,}  depth {snapshot.depth}  "
+                f"best {best}  score {snapshot.score:.3f}  pv {pv}")
+
+    def close(self) -> None:
+        if self.live and self.drawn:  # leave the terminal on a fresh line
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def print_result(board: "chess.Board", result: "SearchResult", label: str) -> None:
     print(f"{board.fen()}  [{result.algo} on {label}]")
     if result.best_move is None:
         print("no legal moves: " + ("checkmate" if board.is_checkmate() else "stalemate"))
@@ -116,11 +166,12 @@ def print_result(board: chess.Board, result: SearchResult, label: str) -> None:
 
 def run_uci(args) -> int:
     from analysis.search.uci import UCIEngine
+    from analysis.specs import parse_spec
 
     first = load_model(args.model, args.device)
     loaded = {"first": True}
 
-    def load(device: str | None) -> Evaluator:
+    def load(device: str | None) -> "Evaluator":
         if loaded.pop("first", False):
             return first
         if parse_spec(args.model).builtin:

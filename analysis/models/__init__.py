@@ -22,6 +22,10 @@ FAMILIES: dict[str, str] = {
     "giraffe": "analysis.models.giraffe.family",
     "alphagateau": "analysis.models.alphagateau.family",
 }
+# Other programs' network files the families read: importer name -> file-name endings. Declared
+# here so the CLI's --help lists them without importing the families (and torch); a test checks
+# that it is exactly what the families' importers say.
+IMPORTERS: dict[str, tuple[str, ...]] = {"lc0": (".pb.gz", ".pb")}
 # The family of the site's untrained stand-in and of ``init`` / training by default.
 DEFAULT_FAMILY = "chessformer"
 

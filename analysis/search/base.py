@@ -56,7 +56,8 @@ class RootMove:
     MCTS and Gumbel fill ``visits``, ``q`` (expected score in [0, 1]) and
     ``prior``; alpha-beta and probability search fill ``score`` (expected score;
     ``bound`` says whether it is exact or only an upper bound after a cut-off)
-    and ``depth`` (deepest main-search ply reached below this move).
+    and ``depth`` (deepest main-search ply reached below this move). MCTS and Gumbel
+    also give the move's ``wdl`` (mean over its visits) when the network has a WDL head.
     """
 
     move: chess.Move
@@ -67,6 +68,7 @@ class RootMove:
     bound: str = "exact"
     depth: int | None = None
     pv: list[chess.Move] = field(default_factory=list)
+    wdl: tuple[float, float, float] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"move": self.move.uci(), "visits": self.visits, "q": _round(self.q),

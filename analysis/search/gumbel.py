@@ -302,8 +302,11 @@ class GumbelMuZero(Search):
         stats = []
         for i, move in enumerate(root.moves):
             n = int(root.N[i])
+            move_wdl = value_to_wdl(root.W[i] / n, root.D[i] / n) \
+                if n and self.evaluator.capabilities.wdl else None
             stats.append(RootMove(move, visits=n, q=value_to_score(root.W[i] / n) if n else None,
-                                  prior=float(root.P[i]), pv=principal_variation(root, i) if n else [move]))
+                                  prior=float(root.P[i]), pv=principal_variation(root, i) if n else [move],
+                                  wdl=move_wdl))
         stats.sort(key=lambda r: (r.visits, r.prior), reverse=True)
         depth = round(self._depth_sum / self._depth_count) if self._depth_count else 0
         return SearchResult(self.name, root.moves[idx], principal_variation(root, idx),

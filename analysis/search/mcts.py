@@ -249,8 +249,10 @@ class MCTS(Search):
             n = int(root.N[i])
             c = root.children[i]
             q_i = -c.proven if c is not None and c.proven is not None else (root.W[i] / n if n else None)
+            move_wdl = value_to_wdl(root.W[i] / n, root.D[i] / n) if has_wdl and n and q_i is not None else None
             stats.append(RootMove(move, visits=n, q=value_to_score(q_i) if q_i is not None else None,
-                                  prior=float(root.P[i]), pv=principal_variation(root, i) if n else [move]))
+                                  prior=float(root.P[i]), pv=principal_variation(root, i) if n else [move],
+                                  wdl=move_wdl))
         stats.sort(key=lambda r: (r.visits, r.prior), reverse=True)
         return SearchResult(self.name, root.moves[idx], principal_variation(root, idx),
                             value_to_score(q), wdl, self._nodes, 0.0, depth=depth,

@@ -9,6 +9,7 @@ from typing import Any
 import chess
 
 from analysis.evaluator import Evaluator
+from analysis import search_names as names
 from analysis.search.alphabeta import AlphaBeta, AlphaBetaSettings
 from analysis.search.base import Budget, ProgressCallback, Search, SearchResult
 from analysis.search.gumbel import GumbelMuZero, GumbelSettings
@@ -21,6 +22,8 @@ SEARCHES: dict[str, type[Search]] = {
     cls.name: cls for cls in (PolicySearch, ValueSearch, MCTS, GumbelMuZero, ProbabilitySearch, AlphaBeta)
 }
 SEARCH_NAMES = tuple(SEARCHES)
+if SEARCH_NAMES != names.SEARCH_NAMES:
+    raise ImportError(f"analysis.search_names lists {names.SEARCH_NAMES}; the registry has {SEARCH_NAMES}")
 SettingsType = (PolicySettings | ValueSettings | MCTSSettings | GumbelSettings | ProbabilitySettings
                 | AlphaBetaSettings)
 

@@ -30,6 +30,23 @@ export function parseFenBoard(fen) {
   return pieces;
 }
 
+// The piece array after a UCI move (castling moves the rook, en passant takes the pawn,
+// promotions promote): enough to preview a line, the server checks legality.
+export function applyUci(pieces, uci) {
+  const out = pieces.slice(), from = squareIndex(uci.slice(0, 2)), to = squareIndex(uci.slice(2, 4));
+  const piece = out[from];
+  if (!piece) return out;
+  const white = piece === piece.toUpperCase(), kind = piece.toLowerCase();
+  if (kind === "k" && Math.abs(to - from) === 2) { // castling: the rook jumps over the king
+    const rookFrom = to > from ? from + 3 : from - 4, rookTo = to > from ? from + 1 : from - 1;
+    out[rookTo] = out[rookFrom]; out[rookFrom] = null;
+  }
+  if (kind === "p" && (to - from) % 8 !== 0 && !out[to]) out[to + (white ? -8 : 8)] = null; // en passant
+  out[to] = uci.length > 4 ? (white ? uci[4].toUpperCase() : uci[4].toLowerCase()) : piece;
+  out[from] = null;
+  return out;
+}
+
 export class Board {
   constructor(container, { coordinates = true, onSquareClick = null, size = null } = {}) {
     this.flipped = false;
@@ -88,18 +105,95 @@ export class Board {
     this._drawPieces();
   }
 
-  setFlipped(flipped) { this.flipped = flipped; this._layout(); this.setArrows(this._arrows || []); this.setMarks(this._marks || {}); }
+  setFlipped(flipped) { this.flipped = flipped; this._layout(); this._drawSelection(); this.setArrows(this._arrows || []); this.setMarks(this._marks || {}); }
 
-  setPosition(fen) { this.pieces = parseFenBoard(fen); this._drawPieces(); }
+  setPosition(fen) { this.setPieces(parseFenBoard(fen)); }
+
+  setPieces(pieces) { this.pieces = pieces; this._drawPieces(); }
 
   _drawPieces() {
     this.pieceLayer.replaceChildren();
+    this.pieceEls = new Array(64).fill(null);
     this.pieces.forEach((p, sq) => {
       if (!p) return;
       const [x, y] = this.xy(sq);
       const colour = p === p.toUpperCase() ? "white" : "black";
-      el("use", { href: `#${colour}-${NAMES[p.toLowerCase()]}`, x, y, "pointer-events": "none" }, this.pieceLayer);
+      this.pieceEls[sq] = el("use", { href: `#${colour}-${NAMES[p.toLowerCase()]}`, x, y, "pointer-events": "none" }, this.pieceLayer);
     });
+    this._drawSelection();
+  }
+
+  // ---- moves by drag or by two clicks --------------------------------------------
+  // canMove(sq): may the piece there move now; targets(sq): squares to hint (may be empty);
+  // onMove(from, to): a move was asked for (the caller asks for a promotion piece and sends it).
+  enableMoves({ canMove, targets = () => [], onMove }) {
+    this.moveInput = { canMove, targets, onMove };
+    this.selected = null;
+    this.selectLayer = el("g", { class: "selection" });
+    this.svg.insertBefore(this.selectLayer, this.pieceLayer);
+    this.svg.classList.add("playable");
+    this.svg.addEventListener("pointerdown", (ev) => this._pointerDown(ev));
+    this.svg.addEventListener("pointermove", (ev) => this._pointerMove(ev));
+    this.svg.addEventListener("pointerup", (ev) => this._pointerUp(ev));
+    this.svg.addEventListener("pointercancel", () => this._endDrag());
+  }
+
+  select(sq) { this.selected = sq; this._drawSelection(); }
+
+  _drawSelection() {
+    if (!this.selectLayer) return;
+    this.selectLayer.replaceChildren();
+    if (this.selected === null) return;
+    const [x, y] = this.xy(this.selected);
+    el("rect", { x, y, width: S, height: S, class: "selected", "pointer-events": "none" }, this.selectLayer);
+    for (const to of this.moveInput.targets(this.selected)) {
+      const [tx, ty] = this.xy(to);
+      el("circle", { cx: tx + S / 2, cy: ty + S / 2, r: this.pieces[to] ? S / 2 - 2 : 6, class: this.pieces[to] ? "target capture" : "target",
+                     "pointer-events": "none" }, this.selectLayer);
+    }
+  }
+
+  _pointerDown(ev) {
+    if (ev.button !== 0) return;
+    const sq = this._squareAt(ev), input = this.moveInput;
+    if (sq === null) return;
+    if (this.selected !== null && sq !== this.selected && !input.canMove(sq)) { // the second click
+      const from = this.selected;
+      this.select(null);
+      input.onMove(from, sq);
+      return;
+    }
+    if (!input.canMove(sq)) { this.select(null); return; }
+    ev.preventDefault();
+    this.drag = { from: sq, wasSelected: this.selected === sq, moved: false };
+    this.select(sq);
+    this.svg.setPointerCapture?.(ev.pointerId);
+  }
+
+  _pointerMove(ev) {
+    const piece = this.drag && this.pieceEls[this.drag.from];
+    if (!piece) return;
+    const r = this.svg.getBoundingClientRect();
+    const x = ((ev.clientX - r.left) / r.width) * 8 * S - S / 2, y = ((ev.clientY - r.top) / r.height) * 8 * S - S / 2;
+    this.drag.moved = true;
+    piece.setAttribute("x", x.toFixed(1)); piece.setAttribute("y", y.toFixed(1));
+    piece.classList.add("dragging");
+    this.pieceLayer.appendChild(piece); // on top of the others
+  }
+
+  _pointerUp(ev) {
+    const drag = this.drag;
+    if (!drag) return;
+    const to = this._squareAt(ev);
+    this._endDrag();
+    if (to !== null && to !== drag.from) { this.select(null); this.moveInput.onMove(drag.from, to); }
+    else if (drag.wasSelected && !drag.moved) this.select(null); // a second click on the piece lets go
+  }
+
+  _endDrag() {
+    if (!this.drag) return;
+    this.drag = null;
+    this._drawPieces();
   }
 
   // marks: {squareIndex: cssClass}

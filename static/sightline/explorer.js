@@ -57,31 +57,55 @@ export class Explorer {
     this.labels = page.network.head_labels || null; // [layer][head] -> label, from the head atlas
     this.pattern = []; // squares "show me" outlines
     this.sparse = page.network.attention_support === "moves";
-    const button = document.getElementById("explorer-open");
     if (!page.network.has_attention) return;
     this.showButton = document.getElementById("att-showme");
     this.showButton.addEventListener("click", () => this.showMe());
-    button.addEventListener("click", () => this.toggle());
     this.layerSel.addEventListener("change", () => { this.layer = Number(this.layerSel.value); this.pattern = []; this.load(); });
     this.headSel.addEventListener("change", () => this.pickHead(this.headSel.value));
     document.getElementById("att-scale").addEventListener("change", (e) => { this.scale = e.target.value; this.draw(); });
     this.matrix = document.getElementById("att-matrix");
-    this.matrix.addEventListener("click", (e) => {
-      const box = this.matrix.getBoundingClientRect();
-      this.setQuery(Math.min(63, Math.floor(((e.clientY - box.top) / box.height) * 64)));
-    });
+    // A click picks the query: the row's square ("attends from"), or the column's ("attends to").
+    this.matrix.addEventListener("click", (e) => { const cell = this.matrixCell(this.matrix, e); if (cell) this.setQuery(this.mode === "row" ? cell.q : cell.k); });
+    this.matrix.addEventListener("mousemove", (e) => this.hoverMatrix(this.matrix, this.head, e));
+    document.getElementById("att-all-heads").addEventListener("change", (e) => { this.allHeads = e.target.checked; this.draw(); });
     document.querySelectorAll('input[name="att-mode"]').forEach((r) => r.addEventListener("change", () => { this.mode = r.value; this.draw(); }));
+    document.getElementById("att-link").addEventListener("click", () => this.copyLink());
     this.openFromUrl(new URLSearchParams(location.search));
   }
 
-  // ?layer=L&head=H[&showme=1] (from an atlas cell): open on that head, and show its pattern.
+  // ?layer=L&head=H[&query=e4][&mode=col][&showme=1] (a shared link, or an atlas cell): open on that
+  // head and query square (layers and heads count from 0, as the API's), and show the pattern if asked.
   openFromUrl(params) {
-    const layer = parseInt(params.get("layer"), 10), head = parseInt(params.get("head"), 10);
-    if (!Number.isInteger(layer) || !Number.isInteger(head)) return;
+    const layer = parseInt(params.get("layer"), 10), head = params.get("head");
+    if (!Number.isInteger(layer) || !(head === "mean" || Number.isInteger(parseInt(head, 10)))) return;
     this.layer = layer;
-    this.head = String(head);
+    this.head = head === "mean" ? "mean" : String(parseInt(head, 10));
+    const query = params.get("query");
+    if (query && /^[a-h][1-8]$/.test(query)) { this.query = squareIndex(query); this._defaultQuery = false; }
+    if (params.get("mode") === "col") { this.mode = "col"; document.querySelector('input[name="att-mode"][value="col"]').checked = true; }
     this.showOnLoad = params.get("showme") === "1";
-    queueMicrotask(() => this.toggle());
+    queueMicrotask(() => this.game.showTab("explorer"));
+  }
+
+  // This view's settings as URL parameters (the position is the URL's #node).
+  viewParams() {
+    const params = new URLSearchParams({ layer: this.layer, head: this.head });
+    if (this.query !== null) params.set("query", squareName(this.query));
+    if (this.mode === "col") params.set("mode", "col");
+    return params;
+  }
+
+  // The address bar keeps the view: position, layer, head and query square, ready to share.
+  rememberView() {
+    const search = this.open ? `?${this.viewParams()}` : "";
+    history.replaceState(null, "", `${location.pathname}${search}${location.hash}`);
+    this.game.renderShare();
+  }
+
+  async copyLink() {
+    const status = document.getElementById("att-link-status");
+    try { await navigator.clipboard.writeText(location.href); status.textContent = "link copied"; }
+    catch (err) { status.textContent = location.href; }
   }
 
   labelOf(layer, head) { return this.labels?.[layer]?.[head] ?? null; }
@@ -110,16 +134,41 @@ export class Explorer {
     this.draw();
   }
 
-  toggle() {
-    this.open = !this.open;
-    this.section.hidden = !this.open;
-    if (!this.open) return;
+  // Shown in the side column's tab beside the board (game.showTab); never scrolls the page.
+  setOpen(open) {
+    this.open = open;
+    if (!open) { this.rememberView(); return; }
     if (!this.board) {
       this.board = new Board(document.getElementById("att-board"), { onSquareClick: (sq) => this.setQuery(sq) });
       this.board.setFlipped(this.game.flipped);
+      this.board.svg.addEventListener("mousemove", (e) => this.hoverSquare(this.board._squareAt(e)));
+      this.board.svg.addEventListener("mouseleave", () => this.hoverSquare(null));
     }
     this.onNodeChange(this.game.current);
-    this.section.scrollIntoView({ behavior: "smooth", block: "start" });
+  }
+
+  // The attention value of the square under the pointer, for the shown head (or mean) and mode.
+  hoverSquare(sq) {
+    const el = document.getElementById("att-hover");
+    if (sq === null || !this.shown) { el.textContent = "Point at a square for its attention value."; return; }
+    const q = squareName(this.query), s = squareName(sq), v = this.shown[sq];
+    el.textContent = `${s}: ${v.toFixed(4)} — ` + (this.mode === "row" ? `attention from ${q} to ${s}` : `attention from ${s} to ${q}`);
+  }
+
+  // {q, k} of the matrix cell under a mouse event, or null in the margins.
+  matrixCell(canvas, e) {
+    const box = canvas.getBoundingClientRect(), m = this.margin(canvas), cell = (canvas.width - m) / 64;
+    const x = ((e.clientX - box.left) / box.width) * canvas.width - m, y = ((e.clientY - box.top) / box.height) * canvas.height - m;
+    if (x < 0 || y < 0) return null;
+    return { q: Math.min(63, Math.floor(y / cell)), k: Math.min(63, Math.floor(x / cell)) };
+  }
+
+  hoverMatrix(canvas, head, e) {
+    const cell = this.matrixCell(canvas, e);
+    if (!cell || !this.data) return;
+    const v = this.matrixOf(head)[cell.q * 64 + cell.k];
+    canvas.title = `query ${squareName(cell.q)} → key ${squareName(cell.k)}: ${v.toFixed(4)}; click to make ` +
+      `${squareName(this.mode === "row" ? cell.q : cell.k)} the query`;
   }
 
   setFlipped(f) { this.board?.setFlipped(f); this.minis.forEach((m) => m.setFlipped(f)); }
@@ -251,24 +300,69 @@ export class Explorer {
     return [low, high];
   }
 
-  // The selected head's (or the mean's) 64 x 64 matrix, one cell per (query, key) pair.
-  drawMatrix() {
-    const { maps, heads } = this.data, ctx = this.matrix.getContext("2d"), cell = this.matrix.width / 64;
-    const list = this.head === "mean" ? [...Array(heads).keys()] : [Number(this.head)];
+  // One head's (or the mean's) 64 x 64 matrix: [query * 64 + key].
+  matrixOf(head) {
+    const { maps, heads } = this.data, list = head === "mean" ? [...Array(heads).keys()] : [Number(head)];
     const full = new Float32Array(4096);
     for (const h of list) for (let i = 0; i < 4096; i++) full[i] += maps[h * 4096 + i] / list.length;
+    return full;
+  }
+
+  margin(canvas) { return canvas.width >= 300 ? 24 : 0; } // the large matrix has axes
+
+  // The matrix on a canvas, one cell per (query, key) pair; the large one with rank ticks on
+  // both axes (a1, a2, ... a8: each rank's eight squares follow its tick).
+  drawMatrix() {
+    const all = document.getElementById("att-matrices");
+    this.matrix.hidden = !!this.allHeads;
+    all.hidden = !this.allHeads;
+    if (!this.allHeads) { this.paintMatrix(this.matrix, this.matrixOf(this.head)); return; }
+    if (all.childElementCount !== this.data.heads) {
+      all.replaceChildren();
+      for (let h = 0; h < this.data.heads; h++) {
+        const fig = document.createElement("figure"), canvas = document.createElement("canvas");
+        canvas.width = canvas.height = 128;
+        canvas.addEventListener("click", () => this.pickHead(h));
+        canvas.addEventListener("mousemove", (e) => this.hoverMatrix(canvas, String(h), e));
+        const cap = document.createElement("figcaption");
+        cap.textContent = `head ${h + 1}`;
+        fig.append(canvas, cap);
+        all.appendChild(fig);
+      }
+    }
+    [...all.querySelectorAll("canvas")].forEach((canvas, h) => {
+      this.paintMatrix(canvas, this.matrixOf(String(h)));
+      canvas.parentElement.classList.toggle("selected", String(h) === String(this.head));
+    });
+  }
+
+  paintMatrix(canvas, full) {
+    const ctx = canvas.getContext("2d"), m = this.margin(canvas), cell = (canvas.width - m) / 64;
+    ctx.clearRect(0, 0, canvas.width, canvas.height);
     let low = 0, high = 1;
     if (this.scale !== "absolute") { low = Infinity; high = -Infinity; for (const v of full) { low = Math.min(low, v); high = Math.max(high, v); } }
     if (this.scale === "layer") low = 0;
     const span = high - low;
     for (let q = 0; q < 64; q++) for (let k = 0; k < 64; k++) {
       ctx.fillStyle = this.sparse && !movesApart(q, k) ? NO_EDGE : colour(span > 0 ? (full[q * 64 + k] - low) / span : 0.5);
-      ctx.fillRect(k * cell, q * cell, cell, cell);
+      ctx.fillRect(m + k * cell, m + q * cell, cell, cell);
+    }
+    if (m) {
+      ctx.fillStyle = "#444";
+      ctx.font = "10px system-ui, sans-serif";
+      ctx.strokeStyle = "rgba(255,255,255,.6)";
+      ctx.lineWidth = 1;
+      for (let r = 0; r < 8; r++) {
+        const at = m + r * 8 * cell;
+        ctx.textAlign = "left"; ctx.fillText(`a${r + 1}`, at + 1, m - 6); // key squares (columns)
+        ctx.textAlign = "right"; ctx.fillText(`a${r + 1}`, m - 3, at + 10); // query squares (rows)
+        if (r) { ctx.beginPath(); ctx.moveTo(at, m); ctx.lineTo(at, canvas.height); ctx.moveTo(m, at); ctx.lineTo(canvas.width, at); ctx.stroke(); }
+      }
     }
     ctx.strokeStyle = "#e11d48";
     ctx.lineWidth = 1.5;
-    if (this.mode === "row") ctx.strokeRect(0, this.query * cell, this.matrix.width, cell);
-    else ctx.strokeRect(this.query * cell, 0, cell, this.matrix.height);
+    if (this.mode === "row") ctx.strokeRect(m, m + this.query * cell, canvas.width - m, cell);
+    else ctx.strokeRect(m + this.query * cell, m, cell, canvas.height - m);
   }
 
   draw() {
@@ -280,6 +374,7 @@ export class Explorer {
     this.board.setArrows(next ? [{ from: squareIndex(next.uci.slice(0, 2)), to: squareIndex(next.uci.slice(2, 4)), width: 0.2, colour: "#e11d48", opacity: 0.85 }] : []);
     const shared = this.scale === "layer" ? this.layerRange() : null;
     const main = this.values(this.head);
+    this.shown = main;
     const [min, max] = this.paint(this.board, main, this.range(main, shared));
     const fmt = (v) => (v < 0.1 ? v.toFixed(4) : v.toFixed(3));
     document.getElementById("legend-max").textContent = fmt(max);
@@ -297,6 +392,8 @@ export class Explorer {
       (this.sparse ? `Grey squares have no edge to ${sq} in the network's move graph: zero by construction, not ignored. ` : "") +
       "Click a square to make it the query; click a mini board to pick its head.";
     this.drawMatrix();
+    this.matrix.title = this.mode === "row" ? "click a row to make its square the query" : "click a column to make its square the query";
+    this.rememberView();
     this.minis.forEach((mini, h) => {
       mini.setPosition(node.fen);
       mini.setMarks({ [this.query]: "query" });

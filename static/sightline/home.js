@@ -17,3 +17,43 @@ export function wireBudget(form) {
   search.addEventListener("change", () => apply(true));
   apply(false);
 }
+
+// "About 3.4 s per position": the site's measured cost of the chosen network, search and budget
+// (GET /estimate/), and for the pasted game its positions' total.
+export function fmtDuration(seconds) {
+  if (seconds < 1) return `${Math.max(1, Math.round(seconds * 1000))} ms`;
+  if (seconds < 90) return `${seconds < 10 ? seconds.toFixed(1) : Math.round(seconds)} s`;
+  if (seconds < 5400) return `${Math.round(seconds / 60)} min`;
+  return `${(seconds / 3600).toFixed(1)} h`;
+}
+
+// Positions in the pasted game, roughly: the start plus every SAN move outside comments and tags.
+export function countPositions(pgn) {
+  const text = pgn.replace(/\{[^}]*\}/g, " ").replace(/\[[^\]]*\]/g, " ").replace(/;[^\n]*/g, " ");
+  const moves = text.split(/\s+/).filter((t) => /^(\d+\.+)?([KQRBN]?[a-h]?[1-8]?x?[a-h][1-8](=[QRBN])?|O-O(-O)?)[+#]?[!?]*$/.test(t));
+  return moves.length + 1;
+}
+
+export function wireEstimate(form) {
+  const out = form?.querySelector("#estimate");
+  if (!out) return;
+  let timer = null, asked = 0;
+  const update = async () => {
+    const ask = ++asked, search = form.querySelector("#id_search").value;
+    const params = new URLSearchParams({ network: form.querySelector("#id_network").value, search,
+                                         budget: form.querySelector("#id_budget").value || "1" });
+    const res = await fetch(`${out.dataset.url}?${params}`, { headers: { Accept: "application/json" } });
+    const body = await res.json();
+    if (ask !== asked) return; // a newer choice is on its way
+    if (!res.ok) { out.textContent = body.error; return; }
+    if (body.seconds_per_position == null) { out.textContent = `Cost: ${body.basis}.`; return; }
+    const fen = form.querySelector("#id_fen").value.trim(), pgn = form.querySelector("#id_pgn").value;
+    const positions = fen ? 1 : pgn.trim() ? countPositions(pgn) : 0;
+    out.textContent = `About ${fmtDuration(body.seconds_per_position)} per position (${body.basis})` +
+      (positions ? `; this game: ${positions} position${positions === 1 ? "" : "s"}, about ${fmtDuration(positions * body.seconds_per_position)}.` : ".");
+  };
+  const soon = () => { clearTimeout(timer); timer = setTimeout(update, 250); };
+  form.addEventListener("change", soon);
+  form.addEventListener("input", soon);
+  update();
+}

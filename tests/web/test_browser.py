@@ -168,7 +168,7 @@ def test_paste_watch_navigate_explore(live_site, browser):
     assert page.locator("#policy-bars .bar-row").count() == 0  # checkmate: no legal moves
     # The rules decide a finished game: the bar and text show White's win, not the network's guess.
     assert page.inner_text("#wdl-text").startswith("Checkmate: White wins")
-    assert page.inner_text("#evalbar-label") == "100"
+    assert page.inner_text("#evalbar-label") == "1-0"
     page.keyboard.press("ArrowLeft")
     assert page.locator("#policy-bars .bar-row").count() == 8
     assert page.locator("#board .arrows polygon").count() >= 1
@@ -210,13 +210,14 @@ def test_paste_watch_navigate_explore(live_site, browser):
     assert page.inner_text("#legend-max") == "1.000" and heat(page) != own
     page.select_option("#att-scale", "layer")
     assert float(page.inner_text("#legend-min")) == 0 and heat(page) != own
-    # The full 64 x 64 matrix: drawn, and clicking row 0 makes a1 the query.
+    # The full 64 x 64 matrix: drawn, and in "attends to" mode clicking column 0 makes a1 the query.
     colours = page.evaluate("""() => { const c = document.getElementById('att-matrix'), d = c.getContext('2d')
         .getImageData(0, 0, c.width, c.height).data, seen = new Set();
         for (let i = 0; i < d.length; i += 4 * 97) seen.add(d[i] + ',' + d[i + 1] + ',' + d[i + 2]); return seen.size; }""")
     assert colours > 4
     box = page.locator("#att-matrix").bounding_box()
-    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + 2)
+    scale = box["width"] / 408  # the canvas: a 24-pixel axis margin, then 64 cells of 6
+    page.mouse.click(box["x"] + (24 + 3) * scale, box["y"] + box["height"] / 2)
     page.wait_for_function("document.querySelector('#att-caption').textContent.includes('a1')")
     shot(page, "07-explorer-matrix")
 

@@ -119,3 +119,38 @@ def _walk(game):
         node = stack.pop()
         yield node
         stack.extend(node.variations)
+
+
+def test_board_svg_with_the_explorers_attention_map(client, tiny_network, material_network):
+    import numpy as np
+
+    from webapp.analyses.attention import encode_maps
+    from webapp.analyses.boardsvg import colour
+    from webapp.analyses.models import AttentionMap
+
+    job = create_job(parse_pgn("1. e4 e5 *"), tiny_network, "policy", 1, dispatch=False)
+    url = f"/jobs/{job.id}/nodes/1/board.svg"
+    waiting = client.get(url, {"layer": 0, "head": 1, "query": "e4"})
+    assert waiting.status_code == 409 and "open the attention explorer" in waiting.json()["error"]
+    maps = np.full((2, 4, 64, 64), 1 / 64, dtype=np.float32)
+    maps[0, 1, chess.E4, :] = 0.0
+    maps[0, 1, chess.E4, chess.D5] = 1.0  # layer 1, head 2: e4 looks at d5 only
+    AttentionMap.objects.create(position_key=job.nodes[1]["key"], network_checksum=tiny_network.checksum,
+                                status=AttentionMap.Status.READY, layers=2, heads=4, data=encode_maps(maps))
+    response = client.get(url, {"layer": 0, "head": 1, "query": "e4"})
+    assert response.status_code == 200
+    svg = response.content.decode()
+    hottest, coldest = colour(1.0), colour(0.0)
+    assert svg.count(f'fill="{hottest[:7]}"') == 1 and svg.count(f'fill="{coldest[:7]}"') == 63, svg[:400]
+    assert 'class="arrow' not in svg  # the attention map replaces the policy arrows
+    column = client.get(url, {"layer": 0, "head": "mean", "query": "d5", "mode": "col"})
+    assert column.status_code == 200 and column.content != response.content
+    for params, words in [({"layer": 2, "query": "e4"}, "layer must be a number from 0 to 1"),
+                          ({"layer": 0, "head": 4, "query": "e4"}, "head must be"),
+                          ({"layer": 0, "query": "e9"}, "query must be a square"),
+                          ({"layer": 0, "query": "e4", "mode": "diagonal"}, "mode must be row or col")]:
+        bad = client.get(url, params)
+        assert bad.status_code == 400 and words in bad.json()["error"], (params, bad.content)
+    plain = finished(parse_pgn("1. e4 e5 *"), material_network)
+    refused = client.get(f"/jobs/{plain.id}/nodes/1/board.svg", {"layer": 0, "query": "e4"})
+    assert refused.status_code == 400 and "has no attention maps" in refused.json()["error"]

@@ -188,3 +188,38 @@ def test_an_upload_of_another_kind_of_file_is_refused_in_the_form(admin_client, 
     network, response = upload(admin_client, django_capture_on_commit_callbacks, "onnx", b"\x00" * 16,
                                filename="net.onnx")
     assert network is None and ".pb.gz" in response.content.decode() and queued_checks == []
+
+
+def test_a_refused_form_keeps_the_checked_file_for_the_next_try(
+        admin_client, django_capture_on_commit_callbacks, queued_checks, tiny_checkpoint, tiny_network, settings):
+    from html import unescape
+    import re
+
+    data = rewritten(Path(tiny_checkpoint), None, seed="kept")  # not cf-tiny-test's bytes: not a duplicate
+    # The name is taken: the form is refused, but the file passed its checks and is kept.
+    network, response = upload(admin_client, django_capture_on_commit_callbacks, tiny_network.name, data,
+                               filename="mine.safetensors")
+    page = unescape(response.content.decode())
+    assert network.pk == tiny_network.pk and "already exists" in page
+    assert "Kept from your last try: mine.safetensors" in page
+    token = re.search(r'name="kept_file" value="([^"]+)"', response.content.decode()).group(1)
+    # Sent again with another name and no file: the kept file is the upload.
+    with django_capture_on_commit_callbacks(execute=True):
+        again = admin_client.post(ADD_URL, {"name": "second-try", "kept_file": token, "card": "", "queue": "cpu",
+                                            "active": "on"}, follow=True)
+    assert again.status_code == 200
+    kept = Network.objects.get(name="second-try")
+    assert Path(kept.file.path).read_bytes() == data and kept.status == Network.Status.CHECKING
+    assert queued_checks == [(kept.pk, "cpu")]
+    assert not any(Path(settings.MEDIA_ROOT, "kept-uploads").iterdir())  # the kept copy is gone once used
+    # A forged or expired token is refused with a message, not a server error.
+    forged = admin_client.post(ADD_URL, {"name": "third", "kept_file": token[:-3] + "abc", "card": "",
+                                         "queue": "cpu", "active": "on"})
+    assert forged.status_code == 200 and "expired; choose it again" in unescape(forged.content.decode())
+
+
+def test_the_add_page_shows_no_facts_before_a_file(admin_client):
+    page = admin_client.get(ADD_URL).content.decode()
+    for fact in ("Checksum", "Parameters", "Trained", "Input encoding", "Capabilities", "Status message"):
+        assert f"<label>{fact}:</label>" not in page and f">{fact}<" not in page, fact
+    assert 'name="file"' in page and 'name="name"' in page

@@ -56,10 +56,13 @@ def release(job_id, owner: str) -> None:
     AnalysisJob.objects.filter(pk=job_id, lease_owner=owner).update(lease_owner="", lease_until=timezone.now())
 
 
-def finish(job_id, owner: str, **fields) -> bool:
-    """Write the job's final state, only while the lease is ours and the job is still running."""
-    return bool(AnalysisJob.objects.filter(pk=job_id, lease_owner=owner, status=AnalysisJob.Status.RUNNING)
-                .update(lease_owner="", lease_until=None, finished_at=timezone.now(), **fields))
+def finish(job_id, owner: str, *, total: int | None = None, **fields) -> bool:
+    """Write the job's final state, only while the lease is ours and the job is still running
+    (and, with ``total``, still has that many positions: none was added while it ran)."""
+    held = AnalysisJob.objects.filter(pk=job_id, lease_owner=owner, status=AnalysisJob.Status.RUNNING)
+    if total is not None:
+        held = held.filter(total_positions=total)
+    return bool(held.update(lease_owner="", lease_until=None, finished_at=timezone.now(), **fields))
 
 
 def hold_for_dispatch(job_id, expected_until) -> bool:

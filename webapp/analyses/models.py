@@ -154,3 +154,32 @@ class AttentionMap(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["position_key", "network_checksum"],
                                                name="unique_attention_map")]
+
+
+class DeepSearch(models.Model):
+    """"Analyse this position deeper": the job's search on one node with a larger budget (or until
+    stopped), run by a worker (``workers.tasks.deep_search``) that publishes its lines live.
+
+    ``budget`` 0 means until stopped (within ``webapp.analyses.deeper.MAX_SECONDS``); ``result``
+    holds the latest lines (see ``webapp.analyses.deeper.lines_json``), the final ones once done."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        STOPPING = "stopping"
+        DONE = "done"
+        FAILED = "failed"
+
+    job = models.ForeignKey(AnalysisJob, on_delete=models.CASCADE, related_name="deep_searches")
+    node_id = models.PositiveIntegerField()
+    budget = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    result = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"deeper {self.job_id} node {self.node_id} [{self.status}]"

@@ -1,16 +1,19 @@
-"""Sharing from the game page: the analysed game as PGN, a position as an SVG picture, and
-listing the job on everyone's home page."""
+"""Sharing from the game page: the analysed game as PGN, a position as an SVG picture (with
+the explorer's attention map when asked), and listing the job on everyone's home page."""
 
 from __future__ import annotations
 
+import chess
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
-from webapp.analyses.boardsvg import board_svg
+from webapp.analyses.attention import decode_layer, dequantise
+from webapp.analyses.boardsvg import AttentionView, board_svg
 from webapp.analyses.export import export_pgn
 from webapp.analyses.jobs import get_job_or_404
-from webapp.analyses.models import AnalysisJob
+from webapp.analyses.keys import node_boards
+from webapp.analyses.models import AnalysisJob, AttentionMap
 from webapp.analyses.ownership import owns
 from webapp.analyses.results import job_results
 
@@ -36,10 +39,51 @@ def board_picture(request: HttpRequest, job_id: str, node_id: int) -> HttpRespon
     flipped = request.GET.get("flip", "0")
     if flipped not in ("0", "1"):
         return JsonResponse({"error": "flip must be 0 or 1."}, status=400)
+    try:
+        attention = _attention_view(request, job, node_id)
+    except AttentionRefused as exc:
+        return JsonResponse({"error": str(exc)}, status=exc.status)
     results = job_results(job).get(node_id, {})
-    svg = board_svg(job.nodes, node_id, results, flipped=flipped == "1")
+    svg = board_svg(job.nodes, node_id, results, flipped=flipped == "1", attention=attention)
     response = HttpResponse(svg, content_type="image/svg+xml; charset=utf-8")
     return _attachment(response, f"sightline-{job.id.hex[:8]}-{node_id}.svg")
+
+
+class AttentionRefused(ValueError):
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.status = status
+
+
+def _attention_view(request: HttpRequest, job: AnalysisJob, node_id: int):
+    """(AttentionView, that layer's maps) from ``?layer=&head=&query=&mode=`` (the explorer's link
+    parameters), or None without ``layer``. Only stored maps are drawn: a picture queues no work."""
+    if "layer" not in request.GET:
+        return None
+    shape = job.network.caps.attention
+    if shape is None:
+        raise AttentionRefused(f"{job.network.name} has no attention maps.")
+    layers, heads = shape
+    layer, head = request.GET.get("layer", ""), request.GET.get("head", "mean")
+    if not layer.isdigit() or not 0 <= int(layer) < layers:
+        raise AttentionRefused(f"layer must be a number from 0 to {layers - 1}.")
+    if head != "mean" and (not head.isdigit() or not 0 <= int(head) < heads):
+        raise AttentionRefused(f'head must be "mean" or a number from 0 to {heads - 1}.')
+    query = request.GET.get("query", "")
+    if query not in chess.SQUARE_NAMES:
+        raise AttentionRefused("query must be a square name, a1 to h8.")
+    mode = request.GET.get("mode", "row")
+    if mode not in ("row", "col"):
+        raise AttentionRefused("mode must be row or col.")
+    key = job.nodes[node_id].get("key") or job.network.position_key(node_boards(job.nodes)[node_id])
+    entry = AttentionMap.objects.filter(position_key=key, network_checksum=job.network.checksum,
+                                        status=AttentionMap.Status.READY).first()
+    if entry is None:
+        raise AttentionRefused("This position's attention is not computed yet: open the attention explorer "
+                               "on it first, then download the picture.", status=409)
+    maps = dequantise(*decode_layer(bytes(entry.data), entry.layers, entry.heads, int(layer)), entry.heads)
+    view = AttentionView(int(layer), head if head == "mean" else int(head), chess.parse_square(query), mode)
+    return view, maps
 
 
 @require_POST

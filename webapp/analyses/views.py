@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import chess.svg
 from django.conf import settings
 from django.core.exceptions import NON_FIELD_ERRORS, RequestDataTooBig
@@ -12,17 +14,21 @@ from django.shortcuts import redirect, render
 from django.urls import Resolver404, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from analysis.evaluator import WIN_PERCENT_SLOPE
 from webapp.analyses.attention import layer_payload
 from webapp.analyses.attention_limits import refuse_new_computation
+from webapp.analyses.estimates import estimate
 from webapp.analyses.forms import PGN_LIMITS, AnalyseForm
 from webapp.analyses.jobs import BrokerUnavailable, cancel_job, create_job, get_job_or_404
 from webapp.analyses.judgements import legend as judgement_legend
 from webapp.analyses.judgements import short_legend
 from webapp.analyses.keys import node_boards
-from webapp.analyses.models import AttentionMap
+from webapp.analyses import deeper
+from webapp.analyses.models import AttentionMap, DeepSearch
 from webapp.analyses.ownership import owns, remember_owner, visible_jobs
 from webapp.analyses.results import job_snapshot
 from webapp.analyses.searches import SEARCHES
+from webapp.analyses.variations import LineRefused, add_line
 from webapp.networks.atlas import ready_atlas
 from webapp.networks.models import Network
 
@@ -67,6 +73,25 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
+def cost_estimate(request: HttpRequest) -> JsonResponse:
+    """``?network=&search=&budget=`` -> {"seconds_per_position", "basis"} for the home form."""
+    name, search, budget = (request.GET.get(k, "") for k in ("network", "search", "budget"))
+    network = Network.objects.offered().filter(name=name).first()
+    if network is None:
+        return JsonResponse({"error": f"Unknown network {name[:64]!r}."}, status=400)
+    spec = SEARCHES.get(search)
+    if spec is None:
+        return JsonResponse({"error": f"Unknown search {search[:32]!r}; choose one of {', '.join(SEARCHES)}."},
+                            status=400)
+    if spec.fixed:
+        budget = str(spec.budget_min)
+    if not budget.isdigit() or not spec.budget_min <= int(budget) <= spec.budget_max:
+        return JsonResponse({"error": f"budget must be a whole number from {spec.budget_min} to {spec.budget_max}."},
+                            status=400)
+    return JsonResponse(estimate(network, search, int(budget)).as_dict())
+
+
+@require_GET
 def recent(request: HttpRequest) -> HttpResponse:
     return render(request, "analyses/_recent.html", {"recent": _recent_jobs(request)})
 
@@ -89,9 +114,13 @@ def job_page(request: HttpRequest, job_id: str) -> HttpResponse:
                     "untrained": job.network.is_untrained, "head_labels": _head_labels(job.network)},
         "search": {"name": job.search, "budget": job.budget, "unit": SEARCHES[job.search].budget_unit
                    if job.search in SEARCHES else ""},
+        "estimate": estimate(job.network, job.search, job.budget).as_dict() if job.search in SEARCHES else None,
+        "deeper": _deeper_settings(job),
         "can_cancel": owns(request, job),
+        "can_add_moves": owns(request, job),
+        "win_percent_slope": WIN_PERCENT_SLOPE,  # the page's centipawn figures use the library's formula
         "urls": {"ws": f"/ws/jobs/{job.id}/", "state": reverse("job_state", args=[job.id]),
-                 "nodes": f"/api/jobs/{job.id}/nodes/", "board_svg": f"/jobs/{job.id}/nodes/",
+                 "nodes": f"/api/jobs/{job.id}/nodes/", "moves": reverse("job_moves", args=[job.id]), "deeper": reverse("job_deeper", args=[job.id]), "board_svg": f"/jobs/{job.id}/nodes/",
                  "heads_show": reverse("head_show", args=[job.network.name]),
                  "atlas": reverse("head_atlas", args=[job.network.name])},
     }
@@ -101,6 +130,16 @@ def job_page(request: HttpRequest, job_id: str) -> HttpResponse:
                                                   "piece_defs": _piece_defs(),
                                                   "judgement_legend": judgement_legend(job.search, valuer),
                                                   "judgement_legend_short": short_legend(job.search, valuer)})
+
+
+def _deeper_settings(job) -> dict | None:
+    """What the "Analyse deeper" control offers: None for a search without a budget."""
+    spec = SEARCHES.get(job.search)
+    if spec is None or spec.fixed:
+        return None
+    return {"default": deeper.default_budget(job.search, job.budget), "unit": spec.budget_unit,
+            "min": spec.budget_min, "max": spec.budget_max, "until_stopped": spec.budget_unit == "nodes",
+            "max_seconds": deeper.MAX_SECONDS}
 
 
 def _head_labels(network: Network) -> list[list[str]] | None:
@@ -130,6 +169,69 @@ def job_cancel(request: HttpRequest, job_id: str) -> HttpResponse:
     if request.htmx or request.headers.get("Accept", "").startswith("application/json"):
         return JsonResponse({"status": job.status})
     return redirect("job", job_id=job.id)
+
+
+@require_POST
+def job_moves(request: HttpRequest, job_id: str) -> JsonResponse:
+    """Add a line played on the board: JSON ``{"parent": node id, "moves": ["e2e4", ...]}``.
+
+    Answers ``{"node": the line's last node, "nodes": the new nodes}``; the job analyses them
+    (``webapp.analyses.variations``). Owners only, as for cancelling."""
+    job = get_job_or_404(job_id)
+    if not owns(request, job):
+        return JsonResponse({"error": "Only the browser session that started this analysis (or an admin) "
+                                      "can add moves to it."}, status=403)
+    try:
+        body = _json_body(request, '{"parent": 0, "moves": ["e2e4"]}')
+        added = add_line(job, body.get("parent"), body.get("moves"))
+    except LineRefused as exc:
+        return JsonResponse({"error": str(exc)}, status=exc.status)
+    if added.created:
+        from webapp.analyses.publish import GroupPublisher
+
+        GroupPublisher(job.id)("nodes", {"items": added.created})  # other viewers of the job add them too
+    return JsonResponse({"node": added.node, "nodes": added.created, "requeued": added.requeued},
+                        status=201 if added.created else 200)
+
+
+def _json_body(request: HttpRequest, example: str) -> dict:
+    try:
+        body = json.loads(request.body or b"")
+    except (ValueError, RecursionError):
+        body = None
+    if not isinstance(body, dict):
+        raise LineRefused(f"The body must be a JSON object: {example}.")
+    return body
+
+
+@require_POST
+def job_deeper(request: HttpRequest, job_id: str) -> JsonResponse:
+    """Start "analyse this position deeper": JSON ``{"node": id, "budget": n or "until-stopped"}``."""
+    job = get_job_or_404(job_id)
+    if not owns(request, job):
+        return JsonResponse({"error": "Only the browser session that started this analysis (or an admin) "
+                                      "can run a deeper search on it."}, status=403)
+    try:
+        body = _json_body(request, '{"node": 0, "budget": 2000}')
+        deep = deeper.start(job, body.get("node"), body.get("budget"))
+    except (LineRefused, deeper.DeeperRefused) as exc:
+        return JsonResponse({"error": str(exc)}, status=exc.status)
+    return JsonResponse({"deep": deep.pk, "node": deep.node_id, "budget": deep.budget,
+                         "stop": reverse("job_deeper_stop", args=[job.id, deep.pk])}, status=202)
+
+
+@require_POST
+def job_deeper_stop(request: HttpRequest, job_id: str, deep_id: int) -> JsonResponse:
+    job = get_job_or_404(job_id)
+    if not owns(request, job):
+        return JsonResponse({"error": "Only the browser session that started this analysis (or an admin) "
+                                      "can stop its deeper search."}, status=403)
+    deep = DeepSearch.objects.filter(pk=deep_id, job=job).first()
+    if deep is None:
+        return JsonResponse({"error": f"This analysis has no deeper search {deep_id}."}, status=404)
+    if not deeper.stop(deep):
+        return JsonResponse({"error": f"The deeper search has already ended ({deep.status})."}, status=409)
+    return JsonResponse({"status": "stopping"})
 
 
 @require_GET

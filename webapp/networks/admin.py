@@ -15,6 +15,7 @@ from django.contrib import admin, messages
 from django.db import transaction
 from django.utils.html import format_html
 
+from webapp.networks import kept_uploads
 from webapp.networks.cards import card_html
 
 from analysis.models import importer_for, load_families
@@ -30,14 +31,24 @@ def _imported() -> str:
 
 
 class NetworkUploadForm(forms.ModelForm):
+    # A file that passed its checks in a form refused for another field (see kept_uploads).
+    kept_file = forms.CharField(required=False, widget=forms.HiddenInput)
+
     class Meta:
         model = Network
         fields = ["name", "file", "card", "queue", "active", "is_default"]
 
     checksum: str | None = None  # set when a new file was uploaded
+    used_kept: str | None = None  # the token of a kept file this form uses
 
     def clean_file(self):
         upload = self.cleaned_data.get("file")
+        token = self.data.get("kept_file") if self.is_bound else None
+        if not upload and token and "file" not in self.files:
+            upload = kept_uploads.recall(token)
+            if upload is None:
+                raise forms.ValidationError("The file kept from your last try has expired; choose it again.")
+            self.used_kept = token
         if not upload:
             if self.instance.pk is None:
                 raise forms.ValidationError(f"Choose a .safetensors checkpoint (or {_imported()}) to upload.")
@@ -60,6 +71,17 @@ class NetworkUploadForm(forms.ModelForm):
         upload.seek(0)
         self.checksum = checksum
         return upload
+
+    def full_clean(self):
+        """A refused form keeps a file that passed its own checks, and says so on the file field."""
+        super().full_clean()
+        if not self._errors or self.checksum is None or "file" not in self.cleaned_data:
+            return
+        upload = self.cleaned_data["file"]
+        self.data = self.data.copy()
+        self.data["kept_file"] = kept_uploads.keep(upload)
+        kept = f"Kept from your last try: {upload.name} (checked, {upload.size:,} bytes). Choose a file only to replace it."
+        self.fields["file"].help_text = self["file"].help_text = kept  # a bound field copies its help text
 
     def save(self, commit=True):
         network = super().save(commit=False)
@@ -101,6 +123,9 @@ class NetworkAdmin(admin.ModelAdmin):
                        "created_at", "card_rendered"]
     actions = ["check_again"]
 
+    def get_readonly_fields(self, request, obj=None):
+        """What a worker learns about the file: nothing to show before there is one."""
+        return self.readonly_fields if obj is not None else []
     @admin.display(description="model card as shown")
     def card_rendered(self, obj: Network) -> str:
         """The saved card rendered as Markdown (the field above holds its text)."""
@@ -118,6 +143,8 @@ class NetworkAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)
+        if form.used_kept:  # the network has its own copy now
+            transaction.on_commit(lambda: kept_uploads.forget(form.used_kept))
         if form.checksum is not None:
             transaction.on_commit(lambda: dispatch_check(obj))
             self.message_user(request, f"A worker is checking {obj.name}; it is offered for analysis once its "

@@ -1,0 +1,50 @@
+"""The cost estimate on the home form and the job page: from this site's measured compute times."""
+
+import pytest
+
+from webapp.analyses.estimates import estimate
+from webapp.analyses.models import PositionResult
+
+pytestmark = pytest.mark.django_db
+
+
+def stored(network, settings_key, *ms):
+    for i, value in enumerate(ms):
+        PositionResult.objects.create(position_key=f"{settings_key}-{i}", network_checksum=network.checksum,
+                                      settings_key=settings_key, data={}, compute_ms=value)
+
+
+def test_nothing_measured_says_so(material_network):
+    found = estimate(material_network, "mcts", 200)
+    assert found.seconds_per_position is None and "no measurement yet for material" in found.basis
+
+
+def test_measured_at_this_budget_is_the_median(material_network):
+    stored(material_network, "mcts:200", 3000.0, 3400.0, 9000.0)
+    stored(material_network, "mcts:50", 10.0)  # other budgets do not count when this one is measured
+    found = estimate(material_network, "mcts", 200)
+    assert found.seconds_per_position == pytest.approx(3.4) and "median of 3 searches" in found.basis
+
+
+def test_other_budgets_scale_by_nodes(material_network):
+    stored(material_network, "mcts:100", 1000.0, 1200.0)  # 10 and 12 ms a node
+    found = estimate(material_network, "mcts", 400)
+    assert found.seconds_per_position == pytest.approx(0.011 * 400) and "other budgets" in found.basis
+
+
+def test_the_forward_pass_is_the_rough_fallback(material_network):
+    stored(material_network, "eval", 2.0, 2.0, 4.0)
+    found = estimate(material_network, "alphabeta", 2)  # 250 nodes at depth 2
+    assert found.seconds_per_position == pytest.approx(0.002 * 250) and found.basis.startswith("rough")
+
+
+def test_endpoint(client, material_network):
+    stored(material_network, "value:1", 40.0)
+    ok = client.get("/estimate/", {"network": "material", "search": "value", "budget": ""})
+    assert ok.status_code == 200 and ok.json()["seconds_per_position"] == pytest.approx(0.04)
+    for params, words in [({"network": "nope", "search": "value"}, "Unknown network"),
+                          ({"network": "material", "search": "nope"}, "Unknown search"),
+                          ({"network": "material", "search": "mcts", "budget": "0"}, "budget must be"),
+                          ({"network": "material", "search": "mcts", "budget": "x"}, "budget must be")]:
+        bad = client.get("/estimate/", params)
+        assert bad.status_code == 400 and words in bad.json()["error"], params

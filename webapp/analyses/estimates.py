@@ -1,0 +1,55 @@
+"""How long a search will take, from what this site has measured.
+
+Every stored result keeps its compute time (``PositionResult.compute_ms``): a search's row the
+time of that one search, an evaluation row its share of the batch. The estimate for a network,
+search and budget is the median of the measured searches at that budget; failing that, the
+median time per search node at the search's other budgets, times this budget's nodes; failing
+that, the network's measured forward pass per position times the nodes (rough: a search
+evaluates positions one batch at a time). With nothing measured for the network it says so.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import asdict, dataclass
+
+from webapp.analyses.models import EVAL_SETTINGS_KEY, PositionResult, search_settings_key
+from webapp.analyses.searches import SEARCHES
+from webapp.networks.models import Network
+
+# The most recent rows looked at per query: enough for a stable median, cheap to read.
+SAMPLE = 200
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    seconds_per_position: float | None  # None: nothing measured for this network yet
+    basis: str  # how it was worked out, in words for the page
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _recent_ms(network: Network, **filters) -> list[tuple[str, float]]:
+    rows = PositionResult.objects.filter(network_checksum=network.checksum, compute_ms__gt=0, **filters)
+    return list(rows.order_by("-created_at").values_list("settings_key", "compute_ms")[:SAMPLE])
+
+
+def estimate(network: Network, search: str, budget: int) -> CostEstimate:
+    spec = SEARCHES[search]
+    nodes = spec.nodes_per_position(budget)
+    exact = _recent_ms(network, settings_key=search_settings_key(search, budget))
+    if exact:
+        return CostEstimate(statistics.median(ms for _, ms in exact) / 1000.0,
+                            f"measured: the median of {len(exact)} searches like it on this site")
+    others = _recent_ms(network, settings_key__startswith=f"{search}:")
+    per_node = [ms / spec.nodes_per_position(int(key.split(":")[1])) for key, ms in others
+                if key.split(":")[1].isdigit()]
+    if per_node:
+        return CostEstimate(statistics.median(per_node) * nodes / 1000.0,
+                            f"scaled from {len(per_node)} {search} searches at other budgets on this site")
+    forward = _recent_ms(network, settings_key=EVAL_SETTINGS_KEY)
+    if forward:
+        return CostEstimate(statistics.median(ms for _, ms in forward) * nodes / 1000.0,
+                            "rough: the network's measured forward pass per position, times the search's nodes")
+    return CostEstimate(None, f"no measurement yet for {network.name} on this site")
