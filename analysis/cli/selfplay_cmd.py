@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from analysis.checkpoint import CheckpointError
 from analysis.cli import CommandError
 
 
 def _selfplay(args: argparse.Namespace) -> int:
+    from analysis.checkpoint import CheckpointError  # torch: only when the command runs
     from analysis.train.selfplay import selfplay_train
     from analysis.train.selfplay_config import load_selfplay_config
 
