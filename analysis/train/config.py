@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import tomllib
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 from pathlib import Path
 
 from analysis.models import DEFAULT_FAMILY, get_family
+from analysis.tomlconfig import check_settings, read_toml
 
 
 @dataclass
@@ -122,20 +122,8 @@ class TrainConfig:
 
 def load_config(path: Path, **overrides) -> TrainConfig:
     """Parse a TOML config; ``overrides`` (e.g. from the CLI) win over the file."""
-    try:
-        raw = tomllib.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise ValueError(f"config file not found: {path}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{path}: invalid TOML: {exc}") from None
-    raw.update({k: v for k, v in overrides.items() if v is not None})
-    known = {f.name for f in fields(TrainConfig)}
-    unknown = sorted(set(raw) - known)
-    if unknown:
-        raise ValueError(f"{path}: unknown setting(s): {', '.join(unknown)}")
-    for key in ("data", "out"):
-        if key not in raw:
-            raise ValueError(f"{path}: missing required setting {key!r}")
+    raw = read_toml(path, overrides)
+    check_settings(raw, TrainConfig, path, required=("data", "out"))
     raw["data"], raw["out"] = Path(raw["data"]), Path(raw["out"])
     raw["extra_data"] = [Path(p) for p in raw.get("extra_data", [])]
     for key in ("export", "init_from"):

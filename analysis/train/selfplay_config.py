@@ -8,10 +8,11 @@ the configs in ``configs/`` shrink them for a CPU.
 
 from __future__ import annotations
 
-import tomllib
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from analysis.tomlconfig import check_settings, read_toml
 
 VARIANTS = {"gardner": 5, "chess": 8}
 
@@ -69,18 +70,8 @@ class SelfPlayConfig:
 
 def load_selfplay_config(path: Path, **overrides) -> SelfPlayConfig:
     """Parse a TOML file; ``overrides`` that are not None win. ValueError names what is wrong."""
-    try:
-        raw = tomllib.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise ValueError(f"config file not found: {path}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{path}: invalid TOML: {exc}") from None
-    raw.update({k: v for k, v in overrides.items() if v is not None})
-    unknown = sorted(set(raw) - {f.name for f in fields(SelfPlayConfig)})
-    if unknown:
-        raise ValueError(f"{path}: unknown setting(s): {', '.join(unknown)}")
-    if "out" not in raw:
-        raise ValueError(f"{path}: missing required setting 'out'")
+    raw = read_toml(path, overrides)
+    check_settings(raw, SelfPlayConfig, path, required=("out",))
     try:
         return SelfPlayConfig(**raw)
     except TypeError as exc:

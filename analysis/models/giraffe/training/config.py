@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
+
+from analysis.tomlconfig import read_toml
 
 
 @dataclass
@@ -118,12 +119,7 @@ def _make(kind: type, values: dict[str, Any], section: str):
 
 def load_config(path: str | Path, **overrides) -> GiraffeRunConfig:
     """The run config in TOML ``path`` (ValueError naming the bad setting)."""
-    try:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{path}: {exc}") from None
-    data.update({k: v for k, v in overrides.items() if v is not None})
+    data = read_toml(path, overrides)
     if "out" not in data:
         raise ValueError(f"{path}: 'out' (the run directory) is required")
     return _make(GiraffeRunConfig, data, "top level")
