@@ -73,6 +73,9 @@ PRESETS: dict[str, ChessBenchConfig] = {
     # (train.py: 4 layers, D 64, 4 heads); cb-small is the next size up.
     "cb-mini": ChessBenchConfig(layers=4, embed=64, heads=4),
     "cb-small": ChessBenchConfig(layers=4, embed=128, heads=4),
+    # The GPU-trained net this project ships: the 9M's depth and heads at half its width, so the
+    # file stays a few MB.
+    "cb-2m": ChessBenchConfig(layers=8, embed=128, heads=8),
     # The paper's three (appendix A.2), with the reference's exact parameter counts.
     "cb-9m": ChessBenchConfig(layers=8, embed=256, heads=8),
     "cb-136m": ChessBenchConfig(layers=8, embed=1024, heads=8),

@@ -1,8 +1,10 @@
 """Annotated Parquet rows -> ChessBench training batches, encoded at load time.
 
 The store keeps each position's FEN (and its history); this loader reads the FENs and
-the targets and tokenises each batch through the registered FEN-token encoding
-(``encode_fens``), so any annotated dataset (sf-v1, sf-v2 ...) serves this family.
+the targets and tokenises every row once, when the dataset is built, through the
+registered FEN-token encoding (``encode_fens``), so any annotated dataset (sf-v1,
+sf-v2 ...) serves this family and a batch is only an index into arrays (a GPU's
+steps are not held up by Python string work).
 
 - action value: one sample per (position, move) pair of the multipv-annotated rows,
   the store's ``action_indices`` (lc0 policy indices, turned into real moves and then
@@ -19,29 +21,27 @@ from typing import Sequence
 import chess
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import torch
 
 from analysis.data.store import read_annotated
-from analysis.encoding import get_encoding, index_to_move
+from analysis.encoding import get_encoding
 from analysis.encoding.chessbench import NAME as ENCODING
 from analysis.encoding.chessbench_actions import move_to_action
+from analysis.models.chessbench.lc0_actions import lc0_indices_to_actions
 from analysis.models.chessbench.config import ACTION_VALUE, BEHAVIOURAL_CLONING, ChessBenchConfig
 
 _COLUMNS = ["fen", "win", "best_move", "action_indices", "action_win"]
 
 
-def _action_pairs(fens: list[str], lc0_indices: list, wins: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _action_pairs(tokens: np.ndarray, lc0_indices: pa.ChunkedArray, wins: pa.ChunkedArray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(row, ChessBench action, win) for every annotated move."""
-    rows, actions, values = [], [], []
-    for row, (fen, indices, move_wins) in enumerate(zip(fens, lc0_indices, wins)):
-        if not indices:
-            continue
-        board = chess.Board(fen)
-        for index, win in zip(indices, move_wins):
-            rows.append(row)
-            actions.append(move_to_action(index_to_move(board, int(index))))
-            values.append(win)
-    return np.asarray(rows, np.int64), np.asarray(actions, np.int64), np.asarray(values, np.float32)
+    indices = lc0_indices.combine_chunks()
+    rows = pc.list_parent_indices(indices).to_numpy().astype(np.int64)
+    flat = pc.list_flatten(indices).to_numpy().astype(np.int64)
+    values = pc.list_flatten(wins.combine_chunks()).to_numpy().astype(np.float32)
+    return rows, lc0_indices_to_actions(tokens, rows, flat), values
 
 
 class ChessBenchDataset(torch.utils.data.Dataset):
@@ -53,16 +53,16 @@ class ChessBenchDataset(torch.utils.data.Dataset):
         if max_rows is not None:
             table = table.slice(0, max_rows)
         self.head = config.head
-        self.fens = table["fen"].to_pylist()
+        self.fens = fens = table["fen"].to_pylist()
+        self.tokens = get_encoding(ENCODING).encode_fens(fens).astype(np.uint8)  # (rows, 77): 31 symbols
         if self.head == ACTION_VALUE:
-            self.rows, self.actions, self.win = _action_pairs(
-                self.fens, table["action_indices"].to_pylist(), table["action_win"].to_pylist())
+            self.rows, self.actions, self.win = _action_pairs(self.tokens, table["action_indices"], table["action_win"])
         elif self.head == BEHAVIOURAL_CLONING:
-            self.rows = np.arange(len(self.fens))
+            self.rows = np.arange(len(fens))
             self.actions = np.asarray([move_to_action(chess.Move.from_uci(m))
                                        for m in table["best_move"].to_pylist()], np.int64)
         else:
-            self.rows = np.arange(len(self.fens))
+            self.rows = np.arange(len(fens))
             self.win = table["win"].to_numpy().astype(np.float32)
         if len(self.rows) == 0:
             what = "multipv-annotated " if self.head == ACTION_VALUE else ""
@@ -73,8 +73,7 @@ class ChessBenchDataset(torch.utils.data.Dataset):
 
     def __getitem__(self, idx) -> dict[str, torch.Tensor]:
         idx = np.atleast_1d(np.asarray(idx, np.int64))
-        encoding = get_encoding(ENCODING)  # looked up here: a dataset holds plain data (picklable for workers)
-        tokens = encoding.encode_fens([self.fens[r] for r in self.rows[idx]])  # (B, 77), at load time
+        tokens = self.tokens[self.rows[idx]].astype(np.int64)  # (B, 77)
         if self.head == ACTION_VALUE:
             tokens = np.concatenate([tokens, self.actions[idx, None]], axis=1)  # (B, 78)
         batch = {"tokens": torch.from_numpy(tokens)}
