@@ -2,6 +2,10 @@
 
     python bench/loader.py --data datasets/cb-v1 --family chessbench --preset cb-small
     python bench/loader.py --data datasets/sf-v3 --preset cf-small --threads 1
+    python bench/loader.py --data datasets/cb-v1 --family alphagateau --preset ag-5 --batch 512 --device cuda
+
+On CUDA the trainer step runs under bf16 autocast, as the trainer's ``amp = "auto"``
+does there, and the peak GPU memory is printed.
 
 The loader figure is one process building batches (the family's dataset: ChessBench
 tokenises FENs at load time); the trainer figure is forward + backward + optimiser step on
@@ -35,6 +39,7 @@ def main() -> None:
     parser.add_argument("--loader-batches", type=int, default=40)
     parser.add_argument("--train-steps", type=int, default=3)
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda (bf16 autocast on cuda)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -51,22 +56,32 @@ def main() -> None:
     batches = [dataset[rng.integers(0, len(dataset), args.batch)] for _ in range(args.loader_batches)]
     loader_rate = args.loader_batches * args.batch / (time.perf_counter() - started)
 
-    model = family.build(config).train()
+    device = torch.device(args.device)
+    model = family.build(config).train().to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+    batches = [{k: v.to(device) for k, v in batch.items()} for batch in batches]
 
     def step(batch):
-        terms = family.losses(model(batch["tokens"]), batch, cfg.loss)
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
+            out = model(batch["tokens"])
+        terms = family.losses(out, batch, cfg.loss)
         optimizer.zero_grad(set_to_none=True)
         terms["total"].backward()
         optimizer.step()
+        return terms["total"]
 
     step(batches[0])  # warm-up
+    if device.type == "cuda":
+        torch.cuda.synchronize()
     started = time.perf_counter()
     for i in range(args.train_steps):
-        step(batches[1 + i % (len(batches) - 1)])
+        total = step(batches[1 + i % (len(batches) - 1)])
+    total = float(total.detach())  # waits for the device
     trainer_rate = args.train_steps * args.batch / (time.perf_counter() - started)
+    where = (f"{torch.cuda.get_device_name(device)}, bf16, peak {torch.cuda.max_memory_allocated(device) / 2**30:.1f} GiB"
+             if device.type == "cuda" else f"{torch.get_num_threads()} threads")
     print(f"loader  {loader_rate:>10,.0f} samples/s (one process)")
-    print(f"trainer {trainer_rate:>10,.1f} samples/s ({torch.get_num_threads()} threads, batch {args.batch})")
+    print(f"trainer {trainer_rate:>10,.1f} samples/s ({where}, batch {args.batch}, loss {total:.3f})")
     print(f"loader / trainer = {loader_rate / trainer_rate:,.0f}x")
 
 

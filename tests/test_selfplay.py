@@ -41,6 +41,18 @@ def test_tiny_gardner_run_plays_trains_exports_and_resumes(tmp_path):
     assert history[1]["window"] == history[0]["positions"] + history[1]["positions"]
 
 
+def test_worker_processes_play_the_same_games_as_the_loop(tmp_path):
+    """Each game's search seed is drawn before play, so two spawned workers reproduce the in-process games."""
+    here = selfplay_train(_tiny(tmp_path / "here", games_per_iteration=3), progress=False)
+    pooled = selfplay_train(_tiny(tmp_path / "pool", games_per_iteration=3, workers=2), progress=False)
+    rows = [json.loads((tmp_path / name / "run" / "history.json").read_text())[0] for name in ("here", "pool")]
+    keys = ("games", "positions", "white_wins", "draws", "black_wins", "mean_plies")
+    assert [rows[0][k] for k in keys] == [rows[1][k] for k in keys]
+    assert load_checkpoint(pooled)[1].trained and load_checkpoint(here)[1].trained
+    with pytest.raises(ValueError, match="workers"):
+        _tiny(tmp_path, workers=0)
+
+
 def test_fine_tuning_a_gardner_network_on_8x8_keeps_its_weights(tmp_path):
     gardner = selfplay_train(_tiny(tmp_path / "a", games_per_iteration=1), progress=False)
     cfg = _tiny(tmp_path / "b", variant="chess", model="ag-tiny", init_from=gardner, games_per_iteration=1,

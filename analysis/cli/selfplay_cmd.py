@@ -13,7 +13,7 @@ def _selfplay(args: argparse.Namespace) -> int:
     from analysis.train.selfplay import selfplay_train
     from analysis.train.selfplay_config import load_selfplay_config
 
-    overrides = {"out": args.out, "iterations": args.iterations, "games_per_iteration": args.games,
+    overrides = {"out": args.out, "iterations": args.iterations, "games_per_iteration": args.games, "workers": args.workers,
                  "max_wall_minutes": args.max_wall_minutes, "device": args.device, "init_from": args.init_from}
     try:
         cfg = load_selfplay_config(Path(args.config), **overrides)
@@ -34,6 +34,7 @@ def register(subparsers) -> None:
     parser.add_argument("--games", type=int, help="games per iteration")
     parser.add_argument("--max-wall-minutes", type=float)
     parser.add_argument("--init-from", help="start from this checkpoint (e.g. a 5x5 network, for 8x8)")
+    parser.add_argument("--workers", type=int, help="processes playing games side by side")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"))
     parser.add_argument("--quiet", action="store_true")
     parser.set_defaults(handler=_selfplay)

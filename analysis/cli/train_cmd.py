@@ -14,11 +14,14 @@ def _train(args: argparse.Namespace) -> int:
     from analysis.train.loop import train
 
     overrides = {"steps": args.steps, "out": args.out, "data": args.data, "export": args.export,
-                 "device": args.device}
+                 "device": args.device, "init_from": args.init_from, "max_wall_minutes": args.max_wall_minutes,
+                 "batch_size": args.batch_size}
     try:
         cfg = load_config(Path(args.config), **overrides)
         if not cfg.data.exists():
             raise CommandError(f"dataset directory not found: {cfg.data}")
+        if cfg.init_from is not None and not cfg.init_from.exists() and not (cfg.out / "state.pt").exists():
+            raise CommandError(f"init_from checkpoint not found: {cfg.init_from}")
         path = train(cfg, progress=not args.quiet)
     except (ValueError, FileNotFoundError) as exc:
         raise CommandError(str(exc)) from exc
@@ -34,6 +37,9 @@ def register(subparsers) -> None:
     parser.add_argument("--data", help="override the dataset directory")
     parser.add_argument("--out", help="override the run directory")
     parser.add_argument("--export", help="override the exported checkpoint path")
+    parser.add_argument("--init-from", help="override the checkpoint the run starts from (fine-tuning)")
+    parser.add_argument("--max-wall-minutes", type=float, help="override the run's time cap")
+    parser.add_argument("--batch-size", type=int, help="override the batch size")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"))
     parser.add_argument("--quiet", action="store_true")
     parser.set_defaults(handler=_train)

@@ -75,8 +75,20 @@ class ModelFamily:
     # network reads more than the board: inputs(boards, encoding, config) -> array.
     inputs: Callable[..., np.ndarray] | None = None
     # Its training data (default: the lc0-plane ``PositionDataset``): dataset(roots, split, config,
-    # max_rows=) -> a torch Dataset indexed by arrays of sample numbers, each item a batch dict.
+    # max_rows=, policy_temperature=) -> a torch Dataset indexed by arrays of sample numbers, each item a
+    # batch dict; a family uses the run settings that apply to it.
     dataset: Callable[..., Any] | None = None
+    # Config fields that change no weight (AlphaGateau's board): a checkpoint whose config differs from
+    # a run's only in these initialises it (``init_from``, the paper's 5x5 -> 8x8 fine-tuning).
+    weightless_fields: Sequence[str] = ()
+    # More provenance for a trained export: training_provenance(config, init_from provenance or None) -> dict.
+    training_provenance: Callable[[Any, dict | None], dict] | None = None
+
+    def weights_config(self, config: Any) -> Any:
+        """``config`` without its ``weightless_fields``: equal for interchangeable weights."""
+        if not self.weightless_fields:
+            return config
+        return {k: v for k, v in asdict(config).items() if k not in self.weightless_fields}
 
     def network_inputs(self, boards: Sequence[chess.Board], encoding: Any, config: Any) -> np.ndarray:
         return encoding.encode(boards) if self.inputs is None else self.inputs(boards, encoding, config)

@@ -62,7 +62,8 @@ def training_dataset(family, cfg: TrainConfig, split: str, model_config):
     """The family's training data for ``split`` (its own loader, else the lc0-plane rows)."""
     if family.dataset is not None:
         return family.dataset(cfg.datasets, split, model_config,
-                              max_rows=cfg.max_train_rows if split == "train" else None)
+                              max_rows=cfg.max_train_rows if split == "train" else None,
+                              policy_temperature=cfg.policy_temperature)
     if split == "train":
         return PositionDataset(cfg.datasets, "train", policy_temperature=cfg.policy_temperature,
                                max_rows=cfg.max_train_rows, wdl_target=cfg.wdl_target,
@@ -105,13 +106,16 @@ def _validate(model, batches, device, autocast, cfg) -> dict[str, float]:
 def _initialise_from(model: torch.nn.Module, path: Path) -> dict:
     """Copy a checkpoint's weights into ``model``; returns what the export records about them."""
     source, meta = load_checkpoint(path, family=model.family)
-    if source.config != model.config:
+    family = get_family(model.family)
+    if family.weights_config(source.config) != family.weights_config(model.config):
         raise ValueError(f"init_from {path}: its config {source.config} differs from the run's {model.config}")
     model.load_state_dict(source.state_dict())
     earlier = meta.provenance or {}
     return {"path": str(path), "trained": meta.trained, "steps": earlier.get("steps"),
             "wall_seconds": earlier.get("wall_seconds"), "data": earlier.get("data"),
-            "init_from": earlier.get("init_from")}
+            "init_from": earlier.get("init_from"), "config": asdict(source.config),
+            **({"selfplay": earlier["selfplay"]} if "selfplay" in earlier else {}),
+            **({"board_sizes": earlier["board_sizes"]} if "board_sizes" in earlier else {})}
 
 
 def train(cfg: TrainConfig, *, progress: bool = True) -> Path:
@@ -243,6 +247,8 @@ def train(cfg: TrainConfig, *, progress: bool = True) -> Path:
         }
         if init_provenance is not None:
             provenance["init_from"] = init_provenance
+        if family.training_provenance is not None:
+            provenance.update(family.training_provenance(model_config, init_provenance))
         save_checkpoint(export, final.to("cpu"), trained=True, provenance=provenance)
         plot_curves(history, export.with_suffix(".loss.png"))
     if world > 1:

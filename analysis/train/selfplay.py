@@ -31,6 +31,7 @@ from analysis.models import get_family
 from analysis.search.gumbel import GumbelMuZero, GumbelSettings
 from analysis.train.selfplay_config import SelfPlayConfig
 from analysis.train.selfplay_games import ReplayWindow, play_game
+from analysis.train.selfplay_workers import GamePool
 
 STATE_FILE = "state.pt"
 HISTORY_FILE = "history.json"
@@ -98,27 +99,41 @@ def selfplay_train(cfg: SelfPlayConfig, *, progress: bool = True) -> Path:
     started = time.time() - elapsed
     deadline = started + 60 * cfg.max_wall_minutes if cfg.max_wall_minutes else None
     evaluator = TorchEvaluator(model, device=device, encoding=encoding.name)
-    while iteration < cfg.iterations and (deadline is None or time.time() < deadline):
-        row = _iteration(cfg, model, optimizer, family, evaluator, encoding, policy_size, window, rng,
-                         iteration, device, deadline, progress)
-        iteration += 1
-        row["wall_seconds"] = round(time.time() - started, 1)
-        history.append(row)
-        _save_state(state_path, model, optimizer, window, history, iteration, time.time() - started, rng, cfg)
+    pool = GamePool(cfg, model, device) if cfg.workers > 1 else None
+    try:
+        while iteration < cfg.iterations and (deadline is None or time.time() < deadline):
+            games = _games(cfg, model, evaluator, encoding, pool, rng)
+            row = _iteration(cfg, model, optimizer, family, games, encoding, policy_size, window, rng,
+                             iteration, device, deadline, progress)
+            iteration += 1
+            row["wall_seconds"] = round(time.time() - started, 1)
+            history.append(row)
+            _save_state(state_path, model, optimizer, window, history, iteration, time.time() - started, rng, cfg)
+    finally:
+        if pool is not None:
+            pool.close()
     return _export(cfg, model, history, time.time() - started)
 
 
-def _iteration(cfg, model, optimizer, family, evaluator, encoding, policy_size, window, rng, iteration,
+def _games(cfg: SelfPlayConfig, model, evaluator, encoding, pool: GamePool | None, rng):
+    """This iteration's games, each with its own search seed: in worker processes, or one by one here."""
+    seeds = [int(rng.integers(2**31)) for _ in range(cfg.games_per_iteration)]
+    if pool is not None:
+        return pool.play(model, seeds)
+    return (play_game(GumbelMuZero(evaluator, GumbelSettings(
+        max_considered_actions=cfg.max_considered_actions, simulations=cfg.simulations,
+        batch_size=cfg.search_batch, seed=seed)), encoding, cfg.variant, cfg.simulations, cfg.ply_limit)
+        for seed in seeds)
+
+
+def _iteration(cfg, model, optimizer, family, games, encoding, policy_size, window, rng, iteration,
                device, deadline, progress) -> dict:
     model.eval()
     t0 = time.time()
     results, plies = [], []
     bar = tqdm(total=cfg.games_per_iteration, desc=f"iteration {iteration + 1}", unit="game",
                disable=not progress)
-    for g in range(cfg.games_per_iteration):
-        settings = GumbelSettings(max_considered_actions=cfg.max_considered_actions, simulations=cfg.simulations,
-                                  batch_size=cfg.search_batch, seed=int(rng.integers(2**31)))
-        game = play_game(GumbelMuZero(evaluator, settings), encoding, cfg.variant, cfg.simulations, cfg.ply_limit)
+    for game in games:  # played lazily: the deadline stops the iteration between games
         window.add(game)
         results.append(game.result)
         plies.append(len(game.moves))

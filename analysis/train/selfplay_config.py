@@ -38,14 +38,15 @@ class SelfPlayConfig:
     max_wall_minutes: float | None = None
     seed: int = 0
     device: str = "auto"
-    threads: int | None = None
+    threads: int | None = None  # torch CPU threads (each worker's, with workers > 1; default 1 there)
+    workers: int = 1  # processes playing games side by side (selfplay_workers); 1 plays them here
     export: Path | None = None  # default: out / "network.safetensors"
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
             raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, not {self.variant!r}")
         for name in ("iterations", "games_per_iteration", "simulations", "max_considered_actions",
-                     "search_batch", "window", "batch_size"):
+                     "search_batch", "window", "batch_size", "workers"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, not {value!r}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from analysis.encoding.graph import GRAPH_ENCODINGS
 from analysis.models.alphagateau.config import PRESETS, AlphaGateauConfig
+from analysis.models.alphagateau.data import make_dataset
 from analysis.models.alphagateau.decoding import decode
 from analysis.models.alphagateau.losses import AlphaGateauLossWeights, alphagateau_losses
 from analysis.models.alphagateau.model import FAMILY as NAME
@@ -20,6 +21,15 @@ from analysis.models.family import Capabilities, ModelFamily
 def capabilities(config: AlphaGateauConfig) -> Capabilities:
     return Capabilities(policy=True, value=True, wdl=False, action_values=False,
                         attention=(config.gateau_layers, 1), attention_support="moves")
+
+
+def training_provenance(config: AlphaGateauConfig, init_from: dict | None) -> dict:
+    """The boards a supervised run's network was trained on: its own and its source's (a Gardner
+    self-play network fine-tuned on 8x8 says [5, 8])."""
+    boards = {config.board}
+    if init_from is not None:
+        boards |= set(init_from.get("board_sizes") or [init_from["config"]["board"]])
+    return {"board_sizes": sorted(boards)}
 
 
 def encoding_for(config: AlphaGateauConfig) -> str:
@@ -38,4 +48,7 @@ FAMILY = ModelFamily(
     losses=alphagateau_losses,
     default_preset="ag-small",
     encoding_for=encoding_for,
+    dataset=make_dataset,
+    weightless_fields=("board",),  # no weight depends on the board (config.AlphaGateauConfig)
+    training_provenance=training_provenance,
 )
