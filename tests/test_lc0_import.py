@@ -21,10 +21,12 @@ from analysis.models.lc0.planes import (FLIP, MIRROR, TRANSPOSE, apply_transform
 from analysis.models.lc0.proto import net_class
 from analysis.models.lc0.reader import parse_net, read_net
 from analysis.models.lc0.weights import decode_layer
+from analysis.specs import resolve_evaluator
 from tests.conftest import require_shared_data
 
 T1 = "lc0/synthetic/synth_t1_pemap_single.pb.gz"
 SE = "lc0/synthetic/synth_se_2x16_wdl_mlh.pb.gz"
+BT = "lc0/synthetic/synth_bt_dense_multihead.pb.gz"  # input format 5 (canonical V2)
 
 
 def layer(**fields):
@@ -185,9 +187,34 @@ def test_attention_maps_are_in_real_squares():
         assert a.policy[chess.Move(mirror[m.from_square], mirror[m.to_square])] == pytest.approx(p, abs=1e-6)
 
 
+@pytest.mark.parametrize("source", [T1, BT])
+@pytest.mark.parametrize("fen, reflect", [
+    ("8/8/4k3/8/2K5/8/8/7R w - - 0 80", chess.flip_horizontal),  # flip + transpose vs transpose alone
+    ("8/8/4k3/8/2K5/8/8/7R w - - 0 80", chess.flip_diagonal),  # flip + transpose vs flip alone
+    ("8/8/4k3/8/2K5/8/8/7R b - - 0 80", chess.flip_diagonal),  # none vs transpose, black to move
+    ("r3k2r/pp3ppp/8/8/8/8/PP3PPP/R3K2R w - - 0 30", chess.flip_horizontal),  # pawns: none vs flip
+])
+def test_attention_maps_undo_the_canonical_transform(source, fen, reflect):
+    """A board and its reflection have the same canonical planes, so the network computes the same
+    maps in its frame; in real squares the second board's maps must be the first's, reflected. The
+    colour-mirror test above cannot see a transform left undone (both of its boards get the same one)."""
+    board = chess.Board(fen)
+    reflected = board.transform(reflect)
+    fmt = load_lc0(require_shared_data(source)).config.input_format
+    first, second = encode_position(board, fmt), encode_position(reflected, fmt)
+    assert first.transform != second.transform and (first.bits == second.bits).all()
+    where = np.array([reflect(chess.BB_SQUARES[s]).bit_length() - 1 for s in range(64)])
+    evaluator = resolve_evaluator(str(require_shared_data(source)))
+    a, b = evaluator.evaluate([board, reflected], attention=True)
+    np.testing.assert_allclose(b.attention[..., where[:, None], where[None, :]], a.attention, atol=1e-6)
+    assert not np.allclose(a.attention, a.attention[..., where[:, None], where[None, :]], atol=1e-3)
+    for move, p in a.policy.items():
+        assert b.policy[chess.Move(where[move.from_square], where[move.to_square])] == pytest.approx(p, abs=1e-6)
+
+
 # -- conversion -----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("source", [SE, T1, "lc0/synthetic/synth_bt_dense_multihead.pb.gz"])
+@pytest.mark.parametrize("source", [SE, T1, BT])
 def test_conversion_round_trip(tmp_path, source):
     path = require_shared_data(source)
     out = convert(path, tmp_path / "net.safetensors")
