@@ -277,3 +277,18 @@ def test_registry_helpers_agree_with_encoding():
     assert position_key(board, 4) != position_key(board, 1)
     board.halfmove_clock = 4
     assert position_key(board, 4) != position_key(chess.Board("8/8/8/8/8/2k5/K7/3Q4 w - - 3 60"), 4)
+
+
+def test_multi_head_nets_expose_every_head_and_default_to_vanilla_and_winner():
+    """lc0's reference outputs are the default heads only (checked in test_lc0_reference.py); the
+    others come out under their own names, from their own weights."""
+    model = load_lc0(require_shared_data(BT))
+    assert (model.config.policy_heads, model.config.value_heads) == (("vanilla", "optimistic_st"), ("winner", "q"))
+    with torch.no_grad():
+        out = model(torch.rand(4, 64, 112, generator=torch.Generator().manual_seed(0)).round())
+    for key, head in (("policy", "vanilla"), ("wdl", "winner"), ("q", "winner"), ("d", "winner")):
+        torch.testing.assert_close(out[key], out[f"{key}.{head}"], rtol=0, atol=0)
+    assert not torch.allclose(out["policy.vanilla"], out["policy.optimistic_st"], atol=1e-3)
+    assert not torch.allclose(out["wdl.winner"], out["wdl.q"], atol=1e-4)
+    torch.testing.assert_close(out["wdl.q"].sum(-1), torch.ones(4))
+    torch.testing.assert_close(out["q.q"], out["wdl.q"][:, 0] - out["wdl.q"][:, 2])
