@@ -292,3 +292,27 @@ def test_multi_head_nets_expose_every_head_and_default_to_vanilla_and_winner():
     assert not torch.allclose(out["wdl.winner"], out["wdl.q"], atol=1e-4)
     torch.testing.assert_close(out["wdl.q"].sum(-1), torch.ones(4))
     torch.testing.assert_close(out["q.q"], out["wdl.q"][:, 0] - out["wdl.q"][:, 2])
+
+
+def test_every_activation_lc0_names_is_lc0s_formula():
+    """The synthetic nets use only a few of them; the rest are checked against the formulas of
+    lc0's activation.cc here (research note section 4.8)."""
+    from analysis.models.lc0.activations import FUNCTIONS, Activation, resolve
+    from analysis.models.lc0.reader import ACTIVATIONS, DEFAULT_ACTIVATIONS
+
+    x = torch.linspace(-6, 6, 241, dtype=torch.float64)
+    expected = {
+        "mish": x * torch.tanh(torch.log1p(torch.exp(x))), "relu": x.clamp(min=0), "none": x,
+        "tanh": torch.tanh(x), "sigmoid": 1 / (1 + torch.exp(-x)),
+        "selu": 1.05070098 * torch.where(x > 0, x, 1.67326324 * (torch.exp(x) - 1)),
+        "swish": x / (1 + torch.exp(-x)), "relu_2": x.clamp(min=0) ** 2,
+        "softmax": torch.exp(x) / torch.exp(x).sum(),
+    }
+    named = {name.lower() for name in ACTIVATIONS.values() if name != "DEFAULT"}
+    assert named == set(FUNCTIONS) == set(expected)
+    assert {name.lower() for name in DEFAULT_ACTIVATIONS.values()} <= named
+    for name, values in expected.items():
+        torch.testing.assert_close(Activation(name)(x), values, rtol=1e-12, atol=1e-12, msg=name)
+    assert resolve("default", "mish") == "mish" and resolve("swish", "mish") == "swish"
+    with pytest.raises(ValueError, match="unknown activation"):
+        Activation("gelu")
