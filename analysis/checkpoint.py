@@ -252,10 +252,21 @@ def load_evaluator(path: str | Path, device: str | None = None, *, name: str | N
     from analysis.inference import TorchEvaluator
 
     model, meta = load_checkpoint(path)
-    evaluator = TorchEvaluator(model, device=device, name=name or Path(path).stem, trained=meta.trained,
+    evaluator = TorchEvaluator(model, device=device, name=name or network_name(path), trained=meta.trained,
                                encoding=meta.input_encoding)
     evaluator.meta = meta
     return evaluator
+
+
+def network_name(path: str | Path) -> str:
+    """The file's name without its network ending: ``maia-1100`` for ``maia-1100.pb.gz`` too, not ``maia-1100.pb``."""
+    from analysis.models import IMPORTERS
+
+    name = Path(path).name
+    for ending in sorted((e for endings in IMPORTERS.values() for e in endings), key=len, reverse=True):
+        if name.lower().endswith(ending):
+            return name[: -len(ending)]
+    return Path(path).stem
 
 
 def file_sha256(path: str | Path) -> str:

@@ -144,3 +144,82 @@ def test_show_me_picks_a_roomy_square_and_its_pattern():
     assert empty.query is None and "try one" in empty.note
     with pytest.raises(ValueError, match="no pattern"):
         show_me(board, "unlabelled")
+
+
+# One small preset per family whose networks have attention; the registry check below makes a new
+# attention family join this list.
+ATTENTION_PRESETS = {"chessformer": "cf-tiny", "lc0-attention": "bt-tiny", "chessbench": "cb-tiny",
+                     "alphagateau": "ag-tiny"}
+
+
+def test_every_family_with_attention_is_covered():
+    from analysis.models import load_families
+
+    with_attention = {f.name for f in load_families()
+                      if any(f.capabilities(c).attention for c in f.presets.values())}
+    assert with_attention == set(ATTENTION_PRESETS)
+
+
+@pytest.mark.parametrize("family_name", ATTENTION_PRESETS)
+def test_every_attention_family_gets_an_atlas(family_name):
+    """Random weights: each family's maps reach the scorer as (L, H, 64, 64) rows in real squares,
+    whatever its own token layout (graph edges, FEN tokens, lc0 planes), and an untrained network's
+    heads stay unlabelled in every family (a graph network's heads, which can only attend along
+    queen and knight moves, were all "queen-moves" against a 64-square uniform baseline)."""
+    import torch
+
+    from analysis.inference import TorchEvaluator
+    from analysis.models import get_family
+
+    family = get_family(family_name)
+    config = family.presets[ATTENTION_PRESETS[family_name]]
+    torch.manual_seed(0)
+    evaluator = TorchEvaluator(family.build(config), device="cpu", encoding=family.encoding_of(config))
+    progress = []
+    atlas = compute_atlas(evaluator, AtlasConfig(positions=6, batch=4), progress=lambda *p: progress.append(p))
+    layers, heads = family.capabilities(config).attention
+    assert (atlas.layers, atlas.heads, atlas.positions) == (layers, heads, 6) and progress == [(4, 6), (6, 6)]
+    assert len(atlas.labels) == layers and all(len(row) == heads for row in atlas.labels)
+    labels = [label for row in atlas.labels for label in row]
+    assert set(labels) == {"unlabelled"}
+    assert all(np.array(atlas.lift[p]).shape == (layers, heads) for p in atlas.lift)
+    board_mass = np.array(atlas.thumbnails).sum(-1)  # d4's row; ChessBench also attends to non-square tokens
+    assert np.allclose(board_mass, 1, atol=0.01) if family_name != "chessbench" else (0.5 < board_mass).all()
+
+
+def test_a_real_networks_atlas_is_the_same_for_black_and_the_mirrored_position():
+    """The hand-built mirror test above with a real network's maps, through the evaluator's own
+    un-mirroring: lc0's input format 4 has no side-to-move plane, so black to move and the mirrored
+    position are the same input and must score exactly alike."""
+    from analysis.specs import resolve_evaluator
+
+    evaluator = resolve_evaluator(str(require_shared_data("lc0/synthetic/synth_t1_pemap_single.pb.gz")))
+    black = [b for b in load_sample() if b.turn == chess.BLACK][:6]
+    one = compute_atlas(evaluator, boards=black)
+    other = compute_atlas(evaluator, boards=[b.mirror() for b in black])
+    assert one.labels == other.labels
+    for label in one.lift:
+        assert np.allclose(one.lift[label], other.lift[label], atol=1e-4), label
+    assert np.allclose(one.static, other.static, atol=1e-4)
+    assert np.allclose(one.thumbnails, other.thumbnails, atol=1e-4)
+
+
+@pytest.mark.parametrize("support_name", [None, "moves"])
+@pytest.mark.parametrize("board_mass", [1.0, 0.8])
+def test_a_head_uniform_over_what_it_can_reach_has_lift_one(support_name, board_mass):
+    """The baseline is a head spreading the row's board mass over the keys it can reach: all 64
+    squares, or a graph network's queen and knight moves; the rest of a row (board mass under 1)
+    may sit on tokens that are not squares, as ChessBench's."""
+    from analysis.heads.patterns import masks, support
+    from analysis.heads.scoring import ScoreAccumulator
+
+    reachable = support(support_name)
+    maps = board_mass * reachable / reachable.sum(axis=1, keepdims=True)
+    accumulator = ScoreAccumulator(1, 1, reachable=reachable)
+    for board in load_sample(4):
+        accumulator.add(maps[None, None], masks(board))
+    scores = accumulator.scores()
+    reachable_patterns = scores.uniform[0, 0] > 0  # self is not reachable on a graph
+    assert np.allclose(scores.lift[0, 0][reachable_patterns], 1, atol=1e-5)
+    assert scores.labels() == [["unlabelled"]]
+    assert reachable_patterns.sum() == len(LABELS) - 1 - (support_name == "moves")

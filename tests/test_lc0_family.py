@@ -159,6 +159,21 @@ def test_puzzles_sts_and_match_run_on_a_converted_maia(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)
 
 
+def test_puzzles_sts_and_match_take_a_pb_gz_directly(capsys):
+    maia = str(require_shared_data(MAIA))
+    assert main(["puzzles", "--model", maia, "--algo", "policy", "--csv",
+                 str(require_shared_data("puzzles/lichess_puzzles_1000.csv")), "--limit", "2", "--threads", "1",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["total"] == 2
+    assert main(["sts", "--model", maia, "--algo", "policy", "--epd", str(require_shared_data("suites/sts_v3.epd")),
+                 "--limit", "2", "--threads", "1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["maximum"] == 20
+    assert main(["match", "--a", f"{maia}:policy", "--b", "material-greedy", "--games", "2", "--max-plies", "10",
+                 "--openings", str(require_shared_data("openings")), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["games"] == 2 and result["a"] == "maia-1100:policy"  # named without ".pb"
+
+
 def test_lc0_losses_train_a_step():
     family = get_family("lc0-resnet")
     model = family.build(family.presets["se-2x16"])

@@ -21,10 +21,12 @@ from analysis.models.lc0.planes import (FLIP, MIRROR, TRANSPOSE, apply_transform
 from analysis.models.lc0.proto import net_class
 from analysis.models.lc0.reader import parse_net, read_net
 from analysis.models.lc0.weights import decode_layer
+from analysis.specs import resolve_evaluator
 from tests.conftest import require_shared_data
 
 T1 = "lc0/synthetic/synth_t1_pemap_single.pb.gz"
 SE = "lc0/synthetic/synth_se_2x16_wdl_mlh.pb.gz"
+BT = "lc0/synthetic/synth_bt_dense_multihead.pb.gz"  # input format 5 (canonical V2)
 
 
 def layer(**fields):
@@ -185,9 +187,34 @@ def test_attention_maps_are_in_real_squares():
         assert a.policy[chess.Move(mirror[m.from_square], mirror[m.to_square])] == pytest.approx(p, abs=1e-6)
 
 
+@pytest.mark.parametrize("source", [T1, BT])
+@pytest.mark.parametrize("fen, reflect", [
+    ("8/8/4k3/8/2K5/8/8/7R w - - 0 80", chess.flip_horizontal),  # flip + transpose vs transpose alone
+    ("8/8/4k3/8/2K5/8/8/7R w - - 0 80", chess.flip_diagonal),  # flip + transpose vs flip alone
+    ("8/8/4k3/8/2K5/8/8/7R b - - 0 80", chess.flip_diagonal),  # none vs transpose, black to move
+    ("r3k2r/pp3ppp/8/8/8/8/PP3PPP/R3K2R w - - 0 30", chess.flip_horizontal),  # pawns: none vs flip
+])
+def test_attention_maps_undo_the_canonical_transform(source, fen, reflect):
+    """A board and its reflection have the same canonical planes, so the network computes the same
+    maps in its frame; in real squares the second board's maps must be the first's, reflected. The
+    colour-mirror test above cannot see a transform left undone (both of its boards get the same one)."""
+    board = chess.Board(fen)
+    reflected = board.transform(reflect)
+    fmt = load_lc0(require_shared_data(source)).config.input_format
+    first, second = encode_position(board, fmt), encode_position(reflected, fmt)
+    assert first.transform != second.transform and (first.bits == second.bits).all()
+    where = np.array([reflect(chess.BB_SQUARES[s]).bit_length() - 1 for s in range(64)])
+    evaluator = resolve_evaluator(str(require_shared_data(source)))
+    a, b = evaluator.evaluate([board, reflected], attention=True)
+    np.testing.assert_allclose(b.attention[..., where[:, None], where[None, :]], a.attention, atol=1e-6)
+    assert not np.allclose(a.attention, a.attention[..., where[:, None], where[None, :]], atol=1e-3)
+    for move, p in a.policy.items():
+        assert b.policy[chess.Move(where[move.from_square], where[move.to_square])] == pytest.approx(p, abs=1e-6)
+
+
 # -- conversion -----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("source", [SE, T1, "lc0/synthetic/synth_bt_dense_multihead.pb.gz"])
+@pytest.mark.parametrize("source", [SE, T1, BT])
 def test_conversion_round_trip(tmp_path, source):
     path = require_shared_data(source)
     out = convert(path, tmp_path / "net.safetensors")
@@ -250,3 +277,42 @@ def test_registry_helpers_agree_with_encoding():
     assert position_key(board, 4) != position_key(board, 1)
     board.halfmove_clock = 4
     assert position_key(board, 4) != position_key(chess.Board("8/8/8/8/8/2k5/K7/3Q4 w - - 3 60"), 4)
+
+
+def test_multi_head_nets_expose_every_head_and_default_to_vanilla_and_winner():
+    """lc0's reference outputs are the default heads only (checked in test_lc0_reference.py); the
+    others come out under their own names, from their own weights."""
+    model = load_lc0(require_shared_data(BT))
+    assert (model.config.policy_heads, model.config.value_heads) == (("vanilla", "optimistic_st"), ("winner", "q"))
+    with torch.no_grad():
+        out = model(torch.rand(4, 64, 112, generator=torch.Generator().manual_seed(0)).round())
+    for key, head in (("policy", "vanilla"), ("wdl", "winner"), ("q", "winner"), ("d", "winner")):
+        torch.testing.assert_close(out[key], out[f"{key}.{head}"], rtol=0, atol=0)
+    assert not torch.allclose(out["policy.vanilla"], out["policy.optimistic_st"], atol=1e-3)
+    assert not torch.allclose(out["wdl.winner"], out["wdl.q"], atol=1e-4)
+    torch.testing.assert_close(out["wdl.q"].sum(-1), torch.ones(4))
+    torch.testing.assert_close(out["q.q"], out["wdl.q"][:, 0] - out["wdl.q"][:, 2])
+
+
+def test_every_activation_lc0_names_is_lc0s_formula():
+    """The synthetic nets use only a few of them; the rest are checked against the formulas of
+    lc0's activation.cc here (research note section 4.8)."""
+    from analysis.models.lc0.activations import FUNCTIONS, Activation, resolve
+    from analysis.models.lc0.reader import ACTIVATIONS, DEFAULT_ACTIVATIONS
+
+    x = torch.linspace(-6, 6, 241, dtype=torch.float64)
+    expected = {
+        "mish": x * torch.tanh(torch.log1p(torch.exp(x))), "relu": x.clamp(min=0), "none": x,
+        "tanh": torch.tanh(x), "sigmoid": 1 / (1 + torch.exp(-x)),
+        "selu": 1.05070098 * torch.where(x > 0, x, 1.67326324 * (torch.exp(x) - 1)),
+        "swish": x / (1 + torch.exp(-x)), "relu_2": x.clamp(min=0) ** 2,
+        "softmax": torch.exp(x) / torch.exp(x).sum(),
+    }
+    named = {name.lower() for name in ACTIVATIONS.values() if name != "DEFAULT"}
+    assert named == set(FUNCTIONS) == set(expected)
+    assert {name.lower() for name in DEFAULT_ACTIVATIONS.values()} <= named
+    for name, values in expected.items():
+        torch.testing.assert_close(Activation(name)(x), values, rtol=1e-12, atol=1e-12, msg=name)
+    assert resolve("default", "mish") == "mish" and resolve("swish", "mish") == "swish"
+    with pytest.raises(ValueError, match="unknown activation"):
+        Activation("gelu")

@@ -94,3 +94,17 @@ def test_board_to_policy_and_wdl_matches_lc0(name):
         assert np.allclose(answer.wdl, ((1 + q - d) / 2, d, (1 - q - d) / 2), atol=VALUE_TOL), f"position {i}"
         compared += 1
     assert compared >= 39
+
+
+def test_the_agreement_table_command_reports_these_figures(capsys):
+    """``python -m analysis.models.lc0.agreement`` prints the README's table; one row checked here."""
+    from analysis.models.lc0.agreement import compare, main, table
+
+    lc0_dir = require_shared_data("lc0")
+    row = compare(lc0_dir, "synth_t1_pemap_single", list(boards()))
+    assert row.planes_equal and row.logits <= LOGIT_TOL and max(row.q, row.d, row.m) <= VALUE_TOL
+    assert row.policy <= LOGIT_TOL and row.skipped == 1
+    assert table([row]).splitlines()[2].startswith("| synth_t1_pemap_single | yes | ")
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "lc0_dir" in capsys.readouterr().out

@@ -14,11 +14,11 @@ from typing import Any, Callable, Mapping, Sequence
 import chess
 import numpy as np
 
-from analysis.heads.patterns import PATTERNS, masks, to_mover_frame
+from analysis.heads.patterns import PATTERNS, masks, support, to_mover_frame
 from analysis.heads.sample import load_sample
 from analysis.heads.scoring import HeadScores, LabelRule, ScoreAccumulator
 
-ATLAS_VERSION = 1
+ATLAS_VERSION = 2  # 2: the uniform baseline covers only the keys a head can reach
 # The thumbnail's query square, d4 in the mover's frame: room for every piece's full move pattern.
 THUMBNAIL_QUERY = chess.D4
 
@@ -77,7 +77,7 @@ def compute_atlas(evaluator, config: AtlasConfig = AtlasConfig(), progress: Prog
     if shape is None:
         raise ValueError(f"{evaluator.name} has no attention maps, so it has no head atlas")
     boards = list(boards) if boards is not None else load_sample(config.positions)
-    accumulator = ScoreAccumulator(*shape)
+    accumulator = ScoreAccumulator(*shape, reachable=support(evaluator.capabilities.attention_support))
     for start in range(0, len(boards), config.batch):
         chunk = boards[start:start + config.batch]
         for board, evaluation in zip(chunk, evaluator.evaluate(chunk, attention=True)):

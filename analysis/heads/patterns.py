@@ -75,6 +75,18 @@ def static_masks() -> np.ndarray:
     return np.concatenate([out, np.eye(64, dtype=np.float32)[None]])
 
 
+def support(attention_support: str | None) -> np.ndarray:
+    """(64 queries, 64 keys): where a head can attend at all (``Capabilities.attention_support``).
+    None: all 64 keys (dense attention); "moves": a graph network's edges, the squares a queen or
+    knight move away from the query."""
+    if attention_support is None:
+        return np.ones((64, 64), dtype=np.float32)
+    if attention_support == "moves":
+        fixed = static_masks()
+        return np.maximum(fixed[MOVEMENT.index("queen-moves")], fixed[MOVEMENT.index("knight-moves")])
+    raise ValueError(f"unknown attention support {attention_support!r}")
+
+
 def masks(board: chess.Board) -> np.ndarray:
     """(len(PATTERNS), 64, 64) masks for ``board`` in the mover's frame (``mover_frame``)."""
     seen = mover_frame(board)

@@ -4,6 +4,12 @@ For a head, a pattern and a (position, query square) where the pattern has squar
 the head's attention on those squares and the uniform mass is what a head spreading its
 attention evenly over all 64 keys would put there (pattern size / 64). Summed over the sample,
 ``lift = mass / uniform mass``: 1 for a uniform head, 64/8 = 8 for a pure knight-move head.
+More precisely, the uniform head spreads the row's board mass evenly over the squares the head
+can attend to at all (``patterns.support``), so a head that is uniform over what it can see has
+lift 1 in every family: a graph network (AlphaGateau) attends only along queen and knight moves,
+and scored against all 64 squares its untrained heads were all "queen-moves"; ChessBench's rows
+also attend to its side-to-move, castling and clock tokens, so their board mass is under 1.
+``LabelRule.min_mass`` still counts a share of all of the head's attention.
 
 A head's label is the pattern it favours most, but lift alone would call a pure queen-move head
 a rook-move head as well (it puts 14/27 of its mass on the rook's 14 of 27 squares: the same
@@ -39,7 +45,7 @@ class HeadScores:
 
     mass: np.ndarray  # (L, H, P)
     lift: np.ndarray  # (L, H, P)
-    uniform: np.ndarray  # (P,) mean uniform mass
+    uniform: np.ndarray  # (L, H, P) mean uniform mass
     static: np.ndarray  # (L, H)
     positions: int
 
@@ -54,11 +60,14 @@ class HeadScores:
 class ScoreAccumulator:
     """Sums over positions, one (maps, masks) pair at a time, in the mover's frame."""
 
-    def __init__(self, layers: int, heads: int):
+    def __init__(self, layers: int, heads: int, reachable: np.ndarray | None = None):
+        """``reachable``: (64, 64) mask of the keys each query can attend to (``patterns.support``)."""
         self.shape = (layers, heads)
+        self.reachable = np.ones((64, 64), dtype=np.float32) if reachable is None else reachable
+        self.reachable_size = self.reachable.sum(axis=1)  # (64 queries,)
         patterns = len(PATTERNS)
         self.mass = np.zeros((layers * heads, patterns))
-        self.uniform = np.zeros(patterns)
+        self.uniform = np.zeros((layers * heads, patterns))
         self.count = np.zeros(patterns)
         self.sum_maps = np.zeros((layers, heads, 64, 64))
         self.sum_energy = np.zeros((layers, heads, 64))
@@ -70,8 +79,9 @@ class ScoreAccumulator:
             raise ValueError(f"attention of shape {maps.shape} does not match {self.shape} x 64 x 64")
         flat = maps.reshape(self.mass.shape[0], 4096).astype(np.float32)
         self.mass += flat @ masks.reshape(len(PATTERNS), 4096).T
-        sizes = masks.sum(axis=2)  # (P, 64 queries)
-        self.uniform += sizes.sum(axis=1) / 64.0
+        sizes = (masks * self.reachable).sum(axis=2)  # (P, 64 queries): pattern squares the head can reach
+        board_mass = flat.reshape(-1, 64, 64).sum(axis=2)  # (L * H, 64 queries): 1 unless other tokens
+        self.uniform += board_mass @ (sizes / self.reachable_size).T
         self.count += (sizes > 0).sum(axis=1)
         self.sum_maps += maps
         self.sum_energy += np.square(maps, dtype=np.float64).sum(axis=3)
@@ -83,7 +93,7 @@ class ScoreAccumulator:
         shape = self.shape + (len(PATTERNS),)
         count = np.maximum(self.count, 1)
         mass = (self.mass / count).reshape(shape)
-        uniform = self.uniform / count
+        uniform = (self.uniform / count).reshape(shape)
         lift = np.where(uniform > 0, mass / np.where(uniform > 0, uniform, 1), 0.0)
         return HeadScores(mass=mass, lift=lift, uniform=uniform, static=self.static(), positions=self.positions)
 

@@ -156,3 +156,27 @@ def test_the_atlas_page_button_queues_an_atlas(client, tiny_network, material_ne
     refused = client.post("/networks/material/heads/compute/")
     assert refused.status_code == 400 and "no attention maps" in refused.content.decode()
     assert client.get(f"/networks/{tiny_network.name}/heads/compute/").status_code == 405
+
+
+def test_an_atlas_scored_by_an_older_rule_is_computed_again(client, atlas_network, monkeypatch,
+                                                            django_capture_on_commit_callbacks):
+    """Version 1 atlases scored graph and ChessBench heads against a 64-square uniform head; the
+    page does not show one as current, and serve, the button and a check queue it again."""
+    from webapp.networks.atlas import ready_atlas, request_atlas
+
+    row = HeadAtlas.objects.get(network=atlas_network)
+    row.data["version"] = 1
+    row.save()
+    assert ready_atlas(atlas_network) is None
+    page = client.get(f"/networks/{atlas_network.name}/heads/").content.decode()
+    assert "older rule" in page and 'id="atlas-compute"' in page and 'class="atlas-cell' not in page
+    sent = []
+    monkeypatch.setattr(tasks.compute_head_atlas, "apply_async", lambda args, queue: sent.append(args[0]))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert request_atlas(atlas_network).status == HeadAtlas.Status.QUEUED
+    assert sent == [atlas_network.pk]
+    assert tasks.compute_head_atlas.run(atlas_network.pk) == HeadAtlas.Status.READY
+    assert ready_atlas(atlas_network) is not None
+    with django_capture_on_commit_callbacks(execute=True):
+        request_atlas(atlas_network)  # current again: nothing queued
+    assert sent == [atlas_network.pk]

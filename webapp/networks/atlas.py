@@ -8,6 +8,7 @@ import logging
 from django.db import transaction
 
 from analysis.heads import AtlasConfig, HeadAtlas, compute_atlas
+from analysis.heads.atlas import ATLAS_VERSION
 from webapp.networks.models import HeadAtlas as HeadAtlasRow
 from webapp.networks.models import Network
 
@@ -18,13 +19,18 @@ def wants_atlas(network: Network) -> bool:
     return network.kind == Network.Kind.CHECKPOINT and network.caps.attention is not None
 
 
+def is_stale(row: HeadAtlasRow | None) -> bool:
+    """A finished atlas scored by an older rule (``ATLAS_VERSION``): shown as missing, computed again."""
+    return bool(row) and row.status == HeadAtlasRow.Status.READY and (row.data or {}).get("version", 1) < ATLAS_VERSION
+
+
 def request_atlas(network: Network, *, again: bool = False) -> HeadAtlasRow | None:
-    """Queue the atlas of ``network`` unless it has one (or one is on its way, or ``again``);
+    """Queue the atlas of ``network`` unless it has a current one (or one is on its way, or ``again``);
     None for a network without attention. A broker that cannot be reached is recorded as the error."""
     if not wants_atlas(network):
         return None
     row, created = HeadAtlasRow.objects.get_or_create(network=network)
-    if not (created or again or row.status == HeadAtlasRow.Status.FAILED):
+    if not (created or again or row.status == HeadAtlasRow.Status.FAILED or is_stale(row)):
         return row
     HeadAtlasRow.objects.filter(pk=row.pk).update(status=HeadAtlasRow.Status.QUEUED, done=0, total=0, error="")
     transaction.on_commit(lambda: _dispatch(network))
@@ -69,7 +75,7 @@ def _update(row: HeadAtlasRow, **fields) -> None:
 
 def ready_atlas(network: Network) -> HeadAtlas | None:
     row = HeadAtlasRow.objects.filter(network=network, status=HeadAtlasRow.Status.READY).first()
-    return HeadAtlas.from_dict(row.data) if row else None
+    return HeadAtlas.from_dict(row.data) if row and not is_stale(row) else None
 
 
 def atlas_rows(atlas: HeadAtlas) -> list[list[dict]]:

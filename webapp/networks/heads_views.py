@@ -15,7 +15,7 @@ from webapp.analyses.gameinput import parse_fen
 from webapp.analyses.jobs import BrokerUnavailable, create_job
 from webapp.analyses.ownership import remember_owner
 from webapp.analyses.searches import SEARCHES
-from webapp.networks.atlas import atlas_rows, ready_atlas, request_atlas, wants_atlas
+from webapp.networks.atlas import atlas_rows, is_stale, ready_atlas, request_atlas, wants_atlas
 from webapp.networks.models import HeadAtlas, Network
 
 # The explorer's position when it is opened from the atlas: a Ruy Lopez middlegame with every
@@ -37,11 +37,13 @@ def atlas_page(request: HttpRequest, name: str) -> HttpResponse:
     row = HeadAtlas.objects.filter(network=network).first()
     atlas = ready_atlas(network)
     if request.htmx:
-        response = render(request, "networks/_atlas_status.html", {"network": network, "row": row})
+        response = render(request, "networks/_atlas_status.html",
+                          {"network": network, "row": row, "stale": is_stale(row)})
         if atlas is not None:
             response["HX-Refresh"] = "true"
         return response
-    context = {"network": network, "row": row, "has_attention": wants_atlas(network), "atlas": atlas,
+    context = {"network": network, "row": row, "stale": is_stale(row), "has_attention": wants_atlas(network),
+               "atlas": atlas,
                "rows": atlas_rows(atlas) if atlas else [], "labels": [l for l in LABELS if atlas and l in atlas.counts()],
                "page": {"counts": atlas.counts() if atlas else {}, "thumbnails": atlas.thumbnails if atlas else [],
                         "layers": atlas.layers if atlas else 0, "vocabulary": list(LABELS)}}
