@@ -18,9 +18,11 @@ from django.db import transaction
 
 from analysis.checkpoint import CheckpointError, file_sha256, load_checkpoint
 from analysis.evaluator import MaterialEvaluator
+from analysis.inference import TorchEvaluator
 from analysis.models import get_family, importer_for
 from analysis.probe import probe_network
 from webapp.networks.models import Network
+from webapp.networks.value_sanity import METRICS_KEY, site_verdict
 
 log = logging.getLogger(__name__)
 
@@ -45,16 +47,24 @@ class CheckpointFacts:
 
 
 def inspect_checkpoint(path: Path) -> CheckpointFacts:
-    """Load the checkpoint and probe it (raises ``CheckpointError`` with the reason); describe it."""
+    """Load the checkpoint and probe it (raises ``CheckpointError`` with the reason); describe it.
+
+    ``metrics`` are the file's, except the value sanity verdict, which is the site's own run.
+    """
     model, meta = load_checkpoint(path)
     probe_network(model, meta, str(path))
     family = get_family(meta.family)
     parameters = sum(p.numel() for p in model.parameters())
+    metrics = {k: v for k, v in meta.metrics.items() if k != METRICS_KEY}
+    verdict = site_verdict(TorchEvaluator(model, device="cpu", name=str(path), trained=meta.trained,
+                                          encoding=meta.input_encoding))
+    if verdict is not None:
+        metrics[METRICS_KEY] = verdict
     return CheckpointFacts(
         checksum=file_sha256(path), size_bytes=path.stat().st_size, family=meta.family,
         preset=family.preset_name(meta.config), config=meta.config, input_encoding=meta.input_encoding,
         capabilities=family.capabilities(model.config).to_dict(), parameters=parameters,
-        trained=meta.trained, provenance=meta.provenance, metrics=meta.metrics,
+        trained=meta.trained, provenance=meta.provenance, metrics=metrics,
     )
 
 

@@ -1,15 +1,19 @@
 """Whether a network's value may be trusted: the value sanity suite's verdict, read from its metrics.
 
-The suite itself lives in ``analysis.eval``; its verdict is stored in the checkpoint's metadata
-(``metrics["value_sanity"]`` = {"passed": bool, "checks": [{"name", "passed", "detail"}, ...],
-"suite_version": int}). Until a network has passed, every page that shows its values flags them,
-as pages flag untrained networks. The material baseline is not a network: its value is the
+The suite itself lives in ``analysis.eval``. The site runs it itself when it registers or checks a
+network (``site_verdict``) and keeps the result in ``Network.metrics["value_sanity"]`` = {"passed":
+bool, "checks": [{"name", "passed", "detail"}, ...], "suite_version": int}: a file's own metadata is
+anyone's claim (an upload may carry a copied "passed"), so it never decides the flag. A verdict of
+another suite version counts as not verified. Until a network has passed, every page that shows its
+values flags them, as pages flag untrained networks. The material baseline is not a network: its value is the
 material count by its own definition, so the suite does not apply to it and nothing is flagged.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from analysis.eval.value_sanity import SUITE_VERSION, run_sanity
 
 METRICS_KEY = "value_sanity"
 PASSED, FAILED, UNVERIFIED, NOT_A_NETWORK = "passed", "failed", "unverified", "not a network"
@@ -64,5 +68,13 @@ def read_value_sanity(metrics: dict | None, *, is_network: bool = True) -> Value
     checks = entry.get("checks") if isinstance(entry.get("checks"), list) else []
     failed = [c for c in checks if isinstance(c, dict) and c.get("passed") is not True]
     version = entry.get("suite_version") if isinstance(entry.get("suite_version"), int) else None
+    if version != SUITE_VERSION:
+        return ValueSanity(UNVERIFIED, suite_version=version,
+                           problem=f"its verdict is from suite version {version}; this site runs version {SUITE_VERSION}")
     return ValueSanity(PASSED if entry["passed"] else FAILED, tuple(str(c.get("name", "?")) for c in failed),
                        tuple(str(c.get("detail", "")) for c in failed), version)
+
+
+def site_verdict(evaluator) -> dict | None:
+    """The suite's verdict on ``evaluator``, run here; None for a network without a value head."""
+    return run_sanity(evaluator) if evaluator.capabilities.value else None
