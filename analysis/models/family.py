@@ -77,6 +77,11 @@ class ModelFamily:
     # Its training data (default: the lc0-plane ``PositionDataset``): dataset(roots, split, config,
     # max_rows=) -> a torch Dataset indexed by arrays of sample numbers, each item a batch dict.
     dataset: Callable[..., Any] | None = None
+    # A compiled path for CPU inference one position at a time, where torch's per-call overhead
+    # would dominate (small networks inside a search): cpu_kernel(model, name) -> an object with
+    # ``evaluate(boards, temperature=)`` (what decode gives) and ``value(board)`` (the value in
+    # [-1, 1] for the side to move, without the policy).
+    cpu_kernel: Callable[..., Any] | None = None
 
     def network_inputs(self, boards: Sequence[chess.Board], encoding: Any, config: Any) -> np.ndarray:
         return encoding.encode(boards) if self.inputs is None else self.inputs(boards, encoding, config)
