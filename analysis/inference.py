@@ -53,6 +53,12 @@ class TorchEvaluator:
         self.trained = trained
         self.capabilities = self.family.capabilities(model.config)
         self.meta = None  # the CheckpointMeta, when loaded from a file
+        # On a CPU, a family's compiled kernel answers instead of torch (same outputs, see
+        # ``ModelFamily.cpu_kernel``); ``value_only`` then tells a search it can ask for values alone.
+        self._kernel = None
+        if self.device.type == "cpu" and self.family.cpu_kernel is not None:
+            self._kernel = self.family.cpu_kernel(self.model, self.name)
+        self.value_only = self._kernel.value if self._kernel is not None else None
         # The last plain forward pass of a network with action values: ``evaluate_actions`` right after
         # ``evaluate`` on the same positions (the site's phase 1 asks both) reuses it.
         self._last: tuple[list, dict[str, np.ndarray]] | None = None
@@ -75,6 +81,8 @@ class TorchEvaluator:
             return []
         if attention and self.capabilities.attention is None:
             raise ValueError(f"{self.name} has no attention maps")
+        if self._kernel is not None and not attention:
+            return self._kernel.evaluate(boards, temperature=temperature)
         out = self.forward(boards, need_attention=attention)
         if self.capabilities.action_values and not attention:
             self._last = ([self.cache_key(b) for b in boards], out)

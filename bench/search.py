@@ -83,6 +83,8 @@ def raw_rate(evaluator, batch: int, seconds: float) -> float:
 
 
 def search_rate(name: str, evaluator, settings, nodes: int) -> tuple[float, int, dict]:
+    # One short search first: one-time costs (a compiled kernel's load, first allocations) are not nodes/s.
+    make_search(name, evaluator, settings).run(chess.Board(POSITIONS[1]), Budget(nodes=64))
     total_nodes, total_time, extras = 0, 0.0, {}
     for fen in POSITIONS:
         search = make_search(name, evaluator, settings)
@@ -103,23 +105,25 @@ def main() -> int:
     parser.add_argument("--ab-nodes", type=int, default=20_000, help="alpha-beta nodes per position")
     parser.add_argument("--pls-model", help="a checkpoint to run the probability-limited search with")
     parser.add_argument("--pls-nodes", type=int, default=2_000, help="its nodes per position")
+    parser.add_argument("--no-mcts", action="store_true", help="only the alpha-beta and probability rows")
     parser.add_argument("--seconds", type=float, default=5.0, help="time for the raw-rate measurement")
     args = parser.parse_args()
 
-    evaluator, label = load(args.model, args.device)
-    raw = raw_rate(evaluator, args.batch, args.seconds)
-    mcts_nps, mcts_nodes, mx = search_rate("mcts", evaluator, MCTSSettings(batch_size=args.batch), args.nodes)
     material = MaterialEvaluator()
     ab_nps, ab_nodes, _ = search_rate("alphabeta", material, None, args.ab_nodes)
     pr_nps, pr_nodes, _ = search_rate("probability", material, None, args.ab_nodes)
 
-    print(f"model: {label}   device: {getattr(evaluator, 'device', 'cpu')}   batch: {args.batch}")
     print(f"{'measurement':44} {'nodes':>9} {'nodes/s':>10}")
-    print(f"{'raw batched evaluate() (positions/s)':44} {'':>9} {raw:10.1f}")
-    print(f"{'mcts playouts':44} {mcts_nodes:9d} {mcts_nps:10.1f}")
-    print(f"{'  ratio mcts / raw (target >= 0.7)':44} {'':>9} {mcts_nps / raw:10.2f}")
-    print(f"{'  mcts: evaluated / batches / cache hits':44} "
-          f"{mx['evaluated']}/{mx['batches']}/{mx['cache_hits']}")
+    if not args.no_mcts:
+        evaluator, label = load(args.model, args.device)
+        raw = raw_rate(evaluator, args.batch, args.seconds)
+        mcts_nps, mcts_nodes, mx = search_rate("mcts", evaluator, MCTSSettings(batch_size=args.batch), args.nodes)
+        print(f"model: {label}   device: {getattr(evaluator, 'device', 'cpu')}   batch: {args.batch}")
+        print(f"{'raw batched evaluate() (positions/s)':44} {'':>9} {raw:10.1f}")
+        print(f"{'mcts playouts':44} {mcts_nodes:9d} {mcts_nps:10.1f}")
+        print(f"{'  ratio mcts / raw (target >= 0.7)':44} {'':>9} {mcts_nps / raw:10.2f}")
+        print(f"{'  mcts: evaluated / batches / cache hits':44} "
+              f"{mx['evaluated']}/{mx['batches']}/{mx['cache_hits']}")
     print(f"{'alphabeta, material evaluator':44} {ab_nodes:9d} {ab_nps:10.1f}")
     print(f"{'probability, material evaluator':44} {pr_nodes:9d} {pr_nps:10.1f}")
     if args.pls_model:

@@ -1,4 +1,4 @@
-"""The command line answers --help without importing torch (nor numpy, pyarrow or python-chess):
+"""The command line answers --help without importing torch (nor numpy, numba, pyarrow or python-chess):
 each command imports what it runs. Checked in a fresh interpreter's ``sys.modules``, not by timing."""
 
 import json
@@ -7,7 +7,7 @@ import sys
 
 from tests.conftest import ROOT
 
-HEAVY = ("torch", "numpy", "pyarrow", "chess")
+HEAVY = ("torch", "numpy", "numba", "pyarrow", "chess")
 
 # Every command's --help in one fresh interpreter; then which heavy modules got imported.
 PROBE = """

@@ -148,3 +148,26 @@ def _after(board: chess.Board, uci: str) -> chess.Board:
     b = board.copy()
     b.push_uci(uci)
     return b
+
+
+def test_quiescence_moves_are_the_captures_and_queen_promotions():
+    """The quiescence move list asked by target squares equals filtering every legal move."""
+    import random
+
+    from analysis.search.alphabeta import _captures_and_queen_promotions
+
+    rng = random.Random(3)
+    boards = [chess.Board(f) for f in ("4k3/1P6/8/8/8/8/6p1/4K2R w K - 0 1", "1r2k3/P7/8/8/8/8/8/4K3 w - - 0 1",
+                                       "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3")]
+    for _ in range(40):
+        board = chess.Board()
+        for _ in range(rng.randrange(10, 250)):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+            boards.append(board.copy(stack=False))
+    for board in boards:
+        expected = [m for m in board.generate_legal_moves() if m.promotion == chess.QUEEN or board.is_capture(m)]
+        got = _captures_and_queen_promotions(board)
+        assert sorted(got, key=chess.Move.uci) == sorted(expected, key=chess.Move.uci), board.fen()

@@ -83,6 +83,11 @@ class ModelFamily:
     weightless_fields: Sequence[str] = ()
     # More provenance for a trained export: training_provenance(config, init_from provenance or None) -> dict.
     training_provenance: Callable[[Any, dict | None], dict] | None = None
+    # A compiled path for CPU inference one position at a time, where torch's per-call overhead
+    # would dominate (small networks inside a search): cpu_kernel(model, name) -> an object with
+    # ``evaluate(boards, temperature=)`` (what decode gives) and ``value(board)`` (the value in
+    # [-1, 1] for the side to move, without the policy).
+    cpu_kernel: Callable[..., Any] | None = None
 
     def weights_config(self, config: Any) -> Any:
         """``config`` without its ``weightless_fields``: equal for interchangeable weights."""

@@ -83,9 +83,14 @@ class AlphaBetaCore(Search):
     def __init__(self, evaluator: Evaluator, settings=None):
         super().__init__(evaluator, settings)
         self._tt: dict[Hashable, tuple[float, float, int, chess.Move | None]] = {}
-        self._cache: dict[Hashable, tuple[float, dict]] = {}
+        self._cache: dict[Hashable, tuple[float, dict | None]] = {}  # policy None: not asked for yet
+        # An evaluator with ``value_only`` (a compiled one-position path) is asked for values alone
+        # where no policy is needed (quiescence), and gains nothing from batching successors.
+        self._value_only = getattr(evaluator, "value_only", None)
         batch = self.settings.batch_successors
-        self._batch = (not isinstance(evaluator, MaterialEvaluator)) if batch is None else batch
+        if batch is None:
+            batch = not isinstance(evaluator, MaterialEvaluator) and self._value_only is None
+        self._batch = batch
         self._use_policy = self.settings.policy_ordering and evaluator.capabilities.policy
         self._reset_run()
 
@@ -128,17 +133,33 @@ class AlphaBetaCore(Search):
     def _evaluation(self, board: chess.Board) -> tuple[float, dict]:
         key = self.evaluator.cache_key(board)
         hit = self._cache.get(key)
-        if hit is not None:
+        if hit is not None and hit[1] is not None:
             return hit
         ev = self.evaluator.evaluate([board])[0]
         self._evaluated += 1
         self._batches += 1
         return self._store(key, ev)
 
+    def _static_value(self, board: chess.Board) -> float:
+        """The evaluator's value of ``board``, without its policy where the evaluator can skip it."""
+        if self._value_only is None:
+            return self._evaluation(board)[0]
+        key = self.evaluator.cache_key(board)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit[0]
+        self._evaluated += 1
+        self._batches += 1
+        return self._put(key, self._value_only(board), None)[0]
+
     def _store(self, key: Hashable, ev) -> tuple[float, dict]:
         v, _ = evaluation_value(ev)
+        return self._put(key, v, ev.policy if self._use_policy else {})
+
+    def _put(self, key: Hashable, v: float, policy: dict | None) -> tuple[float, dict | None]:
+        """Cache (value, policy); policy None: not asked for yet."""
         # Static values stay strictly inside (-1, 1) so they never read as mates.
-        entry = (max(-0.999, min(0.999, v)), ev.policy if self._use_policy else {})
+        entry = (max(-0.999, min(0.999, v)), policy)
         if len(self._cache) >= self.settings.cache_size:
             self._cache.clear()
         self._cache[key] = entry
@@ -276,16 +297,15 @@ class AlphaBetaCore(Search):
             if not moves:
                 return -MATE + ply * MATE_STEP
             if qdepth >= self.settings.max_qdepth:
-                return self._evaluation(board)[0]
+                return self._static_value(board)
             best = -INF
         else:
-            stand = self._evaluation(board)[0]
+            stand = self._static_value(board)
             if stand >= beta or qdepth >= self.settings.max_qdepth:
                 return stand
             alpha = max(alpha, stand)
             best = stand
-            moves = [m for m in board.generate_legal_moves()
-                     if m.promotion == chess.QUEEN or board.is_capture(m)]
+            moves = _captures_and_queen_promotions(board)
             if not moves:
                 return stand
         moves = self._order(board, moves, None, ply, {})
@@ -418,6 +438,22 @@ class AlphaBeta(AlphaBetaCore):
 
     def _child_budgets(self, board, moves, r, policy, hash_move=None) -> list[float]:
         return [r - 1.0] * len(moves)
+
+
+def _captures_and_queen_promotions(board: chess.Board) -> list[chess.Move]:
+    """Quiescence's moves: every capture (en passant included) and the quiet queen promotions.
+
+    Asked of python-chess by target squares rather than filtered from every legal move (most of
+    a quiescence node's time); in the order that filtering gave, up to moves the ordering's
+    sort keys tell apart anyway (en passant before quiet promotions).
+    """
+    us = board.occupied_co[board.turn]
+    moves = list(board.generate_legal_captures())
+    pawns = board.pawns & us & (chess.BB_RANK_7 if board.turn == chess.WHITE else chess.BB_RANK_2)
+    if pawns:
+        moves += [m for m in board.generate_legal_moves(pawns, chess.BB_BACKRANKS & ~board.occupied)
+                  if m.promotion == chess.QUEEN]
+    return moves
 
 
 def log_probabilities(moves: list[chess.Move], policy: dict[chess.Move, float]) -> list[float]:

@@ -28,17 +28,23 @@ def move_probabilities(logits: np.ndarray, temperature: float = 1.0) -> np.ndarr
     return p / p.sum()
 
 
+def evaluation(board: chess.Board, moves: list[chess.Move], value: float, logits: np.ndarray, *,
+               temperature: float = 1.0, name: str = "giraffe") -> Evaluation:
+    """One position's Evaluation from its value and its legal moves' logits (in ``moves`` order)."""
+    if not np.isfinite(value) or not np.isfinite(logits).all():
+        raise NonFiniteOutput(f"{name} gave non-finite output for the position {board.fen()}")
+    score = value_to_expected_score(value)
+    policy = dict(zip(moves, move_probabilities(logits, temperature).tolist())) if moves else {}
+    return Evaluation(score=score, policy=policy,
+                      extras={"value": value, "centipawns": score_to_centipawns(score)})
+
+
 def decode(out: dict[str, np.ndarray], boards: Sequence[chess.Board], encoding: Encoding, *,
            temperature: float = 1.0, attention: bool = False, name: str = "giraffe") -> list[Evaluation]:
     evaluations = []
     for i, board in enumerate(boards):
         moves, indices = encoding.legal_moves(board)
-        value = float(out["value"][i])
         logits = out["policy"][i][indices] if "policy" in out else np.zeros(0)
-        if not np.isfinite(value) or not np.isfinite(logits).all():
-            raise NonFiniteOutput(f"{name} gave non-finite output for the position {board.fen()}")
-        score = value_to_expected_score(value)
-        policy = dict(zip(moves, move_probabilities(logits, temperature).tolist())) if moves else {}
-        evaluations.append(Evaluation(score=score, policy=policy,
-                                      extras={"value": value, "centipawns": score_to_centipawns(score)}))
+        evaluations.append(evaluation(board, moves, float(out["value"][i]), logits, temperature=temperature,
+                                      name=name))
     return evaluations

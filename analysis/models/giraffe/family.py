@@ -11,6 +11,12 @@ from analysis.models.giraffe.model import FAMILY as NAME
 from analysis.models.giraffe.model import build
 
 
+def compiled_kernel(model, name: str):
+    from analysis.models.giraffe.compiled import CompiledGiraffe  # numba compiles on first use
+
+    return CompiledGiraffe(model, name)
+
+
 def capabilities(config: GiraffeConfig) -> Capabilities:
     # A plain MLP: no attention maps to show. No WDL: the tanh output is one expected outcome.
     return Capabilities(policy=True, value=True, wdl=False, action_values=False, attention=None)
@@ -27,4 +33,5 @@ FAMILY = ModelFamily(
     loss_weights=GiraffeLossWeights,
     losses=giraffe_losses,
     default_preset="giraffe-2015",
+    cpu_kernel=compiled_kernel,
 )

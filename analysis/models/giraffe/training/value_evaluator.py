@@ -13,6 +13,7 @@ import torch
 
 from analysis.encoding.giraffe.features import board_features
 from analysis.evaluator import Capabilities, Evaluation, NoActionValues
+from analysis.models.giraffe.compiled import CompiledGiraffe
 from analysis.models.giraffe.decoding import value_to_expected_score
 
 
@@ -26,13 +27,12 @@ class GiraffeValueEvaluator:
 
     def __init__(self, model: torch.nn.Module):
         self.net = model.evaluator
+        # The compiled evaluator (same values as ``self.net`` on the same weights, re-read after a step).
+        self.value_only = CompiledGiraffe(model, self.name).value
 
-    @torch.inference_mode()
     def evaluate(self, boards: Sequence[chess.Board], *, attention: bool = False,
                  temperature: float = 1.0) -> list[Evaluation]:
-        if not boards:
-            return []
-        values = self.net(features_tensor(boards)).tolist()
+        values = [self.value_only(board) for board in boards]
         return [Evaluation(score=value_to_expected_score(v), extras={"value": v}) for v in values]
 
     def evaluate_actions(self, boards):
