@@ -34,8 +34,9 @@ def test_shipped_configs_parse():
         assert cfg.steps > 0
         if cfg.family == "chessformer":  # Nadam as Chessformer section III, the paper's loss weights
             assert cfg.loss.soft_policy == 8.0 and cfg.betas == (0.9, 0.98) and cfg.eps == 1e-7
-        elif cfg.family == "chessbench":  # Adam, clip 1.0, EMA 0.99, HL-Gauss (Ruoss et al.)
-            assert cfg.optimizer == "adam" and cfg.grad_clip == 1.0 and cfg.ema_decay == 0.99
+        elif cfg.family == "chessbench":  # Adam, clip 1.0, an EMA, HL-Gauss (Ruoss et al.)
+            # The paper's EMA decay is 0.99; cb-2m's minutes-long GPU run averages over a longer window.
+            assert cfg.optimizer == "adam" and cfg.grad_clip == 1.0 and cfg.ema_decay in (0.99, 0.999)
             assert cfg.loss.value_target == "hl_gauss"
 
 
