@@ -136,7 +136,7 @@ def test_cli_json_contract(dataset, capsys, tmp_path):
                            "--plot", str(plot))
     assert code == 0
     payload = json.loads(out)
-    assert set(payload) == {"model", "data", "split", "positions", "overall", "by_source", "plot"}
+    assert set(payload) == {"model", "algo", "nodes", "data", "split", "positions", "overall", "by_source", "plot"}
     assert payload["positions"] == 32 and payload["split"] == "test" and payload["plot"] == str(plot)
     overall = payload["overall"]
     assert set(overall) == {"positions", "white_to_move", "mae", "brier", "ece", "mean_predicted", "mean_target",
@@ -154,7 +154,26 @@ def test_cli_text_output_and_limit(dataset, capsys):
     assert "value quality on 8 test positions" in out and "+0.0500" in out
 
 
+def test_cli_scores_an_agent_by_its_search_root_score(dataset, capsys, tiny_checkpoint):
+    from analysis.checkpoint import load_evaluator
+    from analysis.search import make_search
+
+    code, out, _ = run_cli(capsys, "value-quality", "--model", str(tiny_checkpoint), "--data", str(dataset),
+                           "--algo", "value", "--limit", "6", "--json")
+    payload = json.loads(out)
+    assert code == 0 and payload["algo"] == "value" and payload["positions"] == 6
+    boards = load_value_samples(dataset, limit=6).boards
+    search = make_search("value", load_evaluator(tiny_checkpoint, device="cpu"))
+    expected = np.array([search.run(b).score for b in boards])
+    network = np.array([e.score for e in load_evaluator(tiny_checkpoint, device="cpu").evaluate(boards)])
+    target = load_value_samples(dataset, limit=6).target
+    assert payload["overall"]["mae"] == pytest.approx(float(np.abs(expected - target).mean()), abs=1e-6)
+    assert not np.allclose(expected, network)  # the agent's score is its search's, not the network's
+
+
 @pytest.mark.parametrize("args, message", [
+    (["--algo", "nosuch"], "unknown search 'nosuch'"),
+    (["--nodes", "5"], "--nodes needs --algo"),
     (["--data", "{missing}"], "no annotated shards"),
     (["--model", "{missing}.safetensors"], "model checkpoint not found"),
     (["--model", "{notckpt}"], "damaged safetensors header"),

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from analysis.cli import CommandError
+from analysis.search_names import SEARCH_NAMES
 
 
 def _evaluator(model: str, device: str | None, threads: int | None = None):
@@ -43,18 +44,24 @@ def _quality_lines(name: str, payload: dict) -> list[str]:
 
 def _value_quality(args) -> int:
     from analysis.eval.reliability_plot import plot_reliability
-    from analysis.eval.value_quality import load_value_samples, predict_scores, value_quality
+    from analysis.eval.value_quality import load_value_samples, predict_scores, search_scores, value_quality
 
     if args.limit is not None and args.limit < 1:
         raise CommandError("--limit must be a positive number of positions")
+    if args.nodes is not None and (args.algo is None or args.nodes < 1):
+        raise CommandError("--nodes needs --algo and a positive number")
+    if args.algo is not None and args.algo not in SEARCH_NAMES:
+        raise CommandError(f"unknown search {args.algo!r}; known: {', '.join(SEARCH_NAMES)}")
     try:
         samples = load_value_samples(Path(args.data), args.split, args.limit)
     except (OSError, ValueError, KeyError) as exc:
         raise CommandError(str(exc)) from exc
     evaluator = _evaluator(args.model, args.device, args.threads)
-    report = value_quality(predict_scores(evaluator, samples.boards), samples)
-    payload = {"model": args.model, "data": args.data, "split": args.split, "positions": len(samples.boards),
-               **report, "plot": None}
+    scores = (predict_scores(evaluator, samples.boards) if args.algo is None
+              else search_scores(evaluator, samples.boards, args.algo, args.nodes))
+    report = value_quality(scores, samples)
+    payload = {"model": args.model, "algo": args.algo, "nodes": args.nodes, "data": args.data, "split": args.split,
+               "positions": len(samples.boards), **report, "plot": None}
     if args.plot:
         try:
             payload["plot"] = str(plot_reliability(report, Path(args.plot), title=f"{Path(args.model).stem}: "
@@ -91,6 +98,9 @@ def register(subparsers) -> None:
     p.add_argument("--split", default="test", choices=["test", "train"])
     p.add_argument("--limit", type=int, help="only the first N positions of the split")
     p.add_argument("--plot", help="write the reliability diagram here (PNG)")
+    p.add_argument("--algo", help="score each position with this search's root score (an agent's own value, "
+                                  "e.g. value: the best successor's), not the network's value")
+    p.add_argument("--nodes", type=int, help="the search's budget in nodes (with --algo)")
     p.add_argument("--device", help="cpu, cuda, ... (default: best available)")
     p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's; 1 on cores shared with "
                                                "another job)")

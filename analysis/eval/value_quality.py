@@ -74,6 +74,16 @@ def predict_scores(evaluator, boards: Sequence[chess.Board], batch: int = EVAL_B
     return np.asarray(scores, np.float64)
 
 
+def search_scores(evaluator, boards: Sequence[chess.Board], algo: str, nodes: int | None = None) -> np.ndarray:
+    """An agent's own expected score for the side to move: what search ``algo`` (e.g. the value
+    agent's one-ply search) reports at the root, one position at a time."""
+    from analysis.search import Budget, make_search
+
+    search = make_search(algo, evaluator)
+    budget = Budget(nodes=nodes) if nodes else None
+    return np.asarray([search.run(board, budget).score for board in boards], np.float64)
+
+
 def _mean(x: np.ndarray) -> float | None:
     return float(x.mean()) if len(x) else None
 
