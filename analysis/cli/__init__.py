@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "train_cmd",
     "selfplay_cmd",
     "eval_cmds",
+    "elo_cmd",
     "value_cmds",
     "search_cmds",
     "import_cmds",
