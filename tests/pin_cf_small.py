@@ -1,9 +1,10 @@
 """Pin the shipped cf-small's outputs: ``python -m tests.pin_cf_small``.
 
 Writes ``tests/data/cf_small_pins.npz``, keyed by the weights file's sha256,
-which ``tests/test_family_pins.py`` compares bit for bit. Re-run it (and say
-why in the commit) only when ``weights/cf-small.safetensors`` is retrained;
-a refactor must never need it.
+which ``tests/test_family_pins.py`` compares to float32 rounding (not bit for
+bit: another CPU's kernels sum in another order). Re-run it (and say why in the
+commit) only when ``weights/cf-small.safetensors`` is retrained or the pinned
+quantities change; a refactor must never need it.
 """
 
 from __future__ import annotations
@@ -73,9 +74,9 @@ def compute_pins(evaluator, boards: list[chess.Board]) -> dict[str, np.ndarray]:
         evaluations = [e for batch in batches for e in evaluator.evaluate(batch, attention=True)]
         out[f"{mode}/score"] = np.array([e.score for e in evaluations])
         out[f"{mode}/wdl"] = np.array([e.wdl for e in evaluations])
-        # (L, H, 64, 64) float32 maps are 786 kB a position: pin their bytes' sha256
-        # (bit-identical or not) and their per-head sums (how far apart, when not).
-        out[f"{mode}/attention_sha256"] = np.array([_sha256(e.attention) for e in evaluations])
+        # (L, H, 64, 64) float32 maps are 786 kB a position: pin the mass each square receives
+        # in every head, (L, H, 64), and each head's total.
+        out[f"{mode}/attention_received"] = np.stack([e.attention.sum(axis=-2) for e in evaluations])
         out[f"{mode}/attention_sums"] = np.stack([e.attention.sum(axis=(-1, -2)) for e in evaluations])
         for i, e in enumerate(evaluations):
             moves = sorted(e.policy, key=lambda m: m.uci())
@@ -92,15 +93,11 @@ def raw_outputs(model: torch.nn.Module, tokens: torch.Tensor) -> dict[str, np.nd
     return {f"raw/{k}": v.numpy() for k, v in raw.items()}
 
 
-def _sha256(array: np.ndarray) -> str:
-    return hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()
-
-
 def main() -> None:
     from analysis.checkpoint import load_checkpoint, load_evaluator
     from analysis.encoding import encode_tokens
 
-    torch.set_num_threads(1)  # one reduction order: pins hold bit for bit
+    torch.set_num_threads(1)  # one reduction order, as the test uses
     boards = pin_boards()
     evaluator = load_evaluator(WEIGHTS, device="cpu")
     pins = compute_pins(evaluator, boards)
