@@ -59,10 +59,11 @@ def resolve_evaluator(spec: str, device: str | None = None, *, name: str | None 
 
 
 def resolve_agent(spec: str, *, algo: str | None = None, nodes: int | None = None, device: str | None = None,
-                  seed: int = 0):
+                  seed: int = 0, movetime_ms: int | None = None):
     """An agent (see ``analysis.eval.agents``). ``material-greedy``, and ``material`` without a
     search, play as the 1-ply material-greedy baseline; ``material`` with ``algo`` runs that search
-    on the material evaluator; a checkpoint needs a search, from ``algo`` or ``PATH:ALGO[:NODES]``."""
+    on the material evaluator; a checkpoint needs a search, from ``algo`` or ``PATH:ALGO[:NODES]``.
+    ``movetime_ms`` limits each search's time as well as (or instead of) its nodes."""
     from analysis.eval import agents
 
     parsed = parse_spec(spec)
@@ -71,7 +72,7 @@ def resolve_agent(spec: str, *, algo: str | None = None, nodes: int | None = Non
     if parsed.kind == "stockfish":
         return agents.StockfishAgent(agents.parse_stockfish_spec(spec))
     path, algo, nodes = _search_parts(spec, algo, nodes)
-    return agents.SearchAgent(resolve_evaluator(path, device), algo, nodes)
+    return agents.SearchAgent(resolve_evaluator(path, device), algo, nodes, movetime_ms=movetime_ms)
 
 
 def _search_parts(spec: str, algo: str | None, nodes: int | None) -> tuple[str, str, int | None]:

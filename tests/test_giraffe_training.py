@@ -172,3 +172,37 @@ def test_move_evaluator_training_learns_its_labels():
                                 torch.Generator().manual_seed(0))
     assert rows[-1]["bce"] < rows[0]["bce"]
     assert top1_accuracy(net, data) == 1.0 and before < 1.0
+
+
+def test_stockfish_bootstrap_fits_the_datasets_win_probabilities(tmp_path):
+    """The option the paper did not take: targets are 2 x win - 1 from the train split only."""
+    import random
+
+    from analysis.data.store import read_annotated
+    from analysis.models.giraffe.training.bootstrap import stockfish_data
+    from tests.annotated_fixture import write_fixture_dataset
+
+    root = write_fixture_dataset(tmp_path / "data", games=4, plies=20)
+    table = read_annotated(root, columns=["fen", "win"], split="train")
+    wins = table["win"].to_pylist()
+    features, targets = stockfish_data(root, 1000, random.Random(0))
+    assert len(targets) == len(wins) == features.shape[0] and features.shape[1] == 363
+    assert sorted(targets.tolist()) == pytest.approx(sorted(2 * w - 1 for w in wins))
+
+    cfg = _tiny(tmp_path, bootstrap={"positions": 64, "epochs": 3, "batch_size": 16, "source": "stockfish",
+                                     "data": str(root)})
+    train(cfg, ("bootstrap",), progress=False, log=lambda line: None)
+    history = json.loads((cfg.out / "history.json").read_text())
+    assert history["bootstrap"][-1]["mse"] < history["bootstrap"][0]["mse"]
+    _, meta = load_checkpoint(cfg.out / "giraffe.safetensors")
+    assert meta.provenance["bootstrap"] == f"Stockfish win probabilities ({root})"
+
+
+def test_stockfish_bootstrap_config_errors(tmp_path):
+    with pytest.raises(ValueError, match="needs bootstrap.data"):
+        BootstrapConfig(source="stockfish")
+    with pytest.raises(ValueError, match="material or stockfish"):
+        BootstrapConfig(source="lc0")
+    cfg = _tiny(tmp_path, bootstrap={"source": "stockfish", "data": str(tmp_path / "nothing")})
+    with pytest.raises(FileNotFoundError, match="no annotated shards"):
+        train(cfg, ("bootstrap",), progress=False, log=lambda line: None)

@@ -10,14 +10,14 @@ from pathlib import Path
 from analysis.cli import CommandError
 
 
-def _agent(model: str, algo: str | None, nodes: int | None, device: str | None):
+def _agent(model: str, algo: str | None, nodes: int | None, device: str | None, movetime_ms: int | None = None):
     from analysis.checkpoint import CheckpointError
     from analysis.specs import parse_spec, resolve_agent
 
     if not parse_spec(model).builtin and not algo:
         raise CommandError("--algo is required with a model checkpoint")
     try:
-        return resolve_agent(model, algo=algo, nodes=nodes, device=device)
+        return resolve_agent(model, algo=algo, nodes=nodes, device=device, movetime_ms=movetime_ms)
     except (ValueError, CheckpointError, FileNotFoundError) as exc:
         raise CommandError(str(exc)) from exc
 
@@ -43,11 +43,16 @@ def _emit(args, payload: dict, lines: list[str]) -> None:
 def _run_suite(args, load, run, path: Path):
     """Load a test suite, play the chosen agent through it, and return (agent name, report)."""
     set_threads(args.threads)
+    for name in ("every", "movetime"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            raise CommandError(f"--{name} must be at least 1")
     try:
-        items = load(path, args.limit)
+        items = load(path, None if args.every else args.limit)
     except (OSError, ValueError) as exc:
         raise CommandError(str(exc)) from exc
-    agent = _agent(args.model, args.algo, args.nodes, args.device)
+    if args.every:  # every k-th item, spread over the suite's themes, then --limit of those
+        items = items[::args.every][:args.limit]
+    agent = _agent(args.model, args.algo, args.nodes, args.device, args.movetime)
     try:
         return agent.name, run(items, agent.choose, progress=not args.json)
     finally:
@@ -190,13 +195,21 @@ def register(subparsers) -> None:
                                                    "use 1 on cores shared with another job, e.g. training)")
         p.add_argument("--json", action="store_true", help="print one JSON object")
 
+    def suite(p):
+        p.add_argument("--movetime", type=int, metavar="MS", help="search time per move in milliseconds "
+                                                                  "(with --nodes: whichever ends first)")
+        p.add_argument("--every", type=int, metavar="K", help="only every K-th item (spread over the file; "
+                                                               "--limit then counts those)")
+
     p = subparsers.add_parser("puzzles", help="Lichess puzzle accuracy (ChessBench rule), per 400-rating bucket")
     common(p)
+    suite(p)
     p.add_argument("--csv", required=True, help="Lichess puzzle CSV")
     p.set_defaults(handler=_puzzles)
 
     p = subparsers.add_parser("sts", help="Strategic Test Suite score out of 15,000, per theme")
     common(p)
+    suite(p)
     p.add_argument("--epd", required=True, help="STS EPD file (c8 points, c9 UCI moves)")
     p.set_defaults(handler=_sts)
 

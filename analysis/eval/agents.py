@@ -33,16 +33,19 @@ class Agent(Protocol):
 
 
 class SearchAgent:
-    """An evaluator plus a named search; ``nodes`` is the search budget (ignored by policy/value)."""
+    """An evaluator plus a named search; ``nodes`` and ``movetime_ms`` are the search budget
+    (ignored by policy/value), whichever is reached first."""
 
-    def __init__(self, evaluator, algo: str, nodes: int | None = None, *, name: str | None = None):
+    def __init__(self, evaluator, algo: str, nodes: int | None = None, *, name: str | None = None,
+                 movetime_ms: int | None = None):
         from analysis.search import Budget, make_search
 
         self.search = make_search(algo, evaluator)
-        self.budget = Budget(nodes=nodes) if nodes else None
+        self.budget = Budget(nodes=nodes, movetime_ms=movetime_ms) if nodes or movetime_ms else None
         self.algo = algo
         self.evaluator = evaluator
-        self.name = name or f"{getattr(evaluator, 'name', 'model')}:{algo}" + (f":{nodes}" if nodes else "")
+        self.name = name or (f"{getattr(evaluator, 'name', 'model')}:{algo}" + (f":{nodes}" if nodes else "")
+                             + (f":{movetime_ms}ms" if movetime_ms else ""))
 
     def choose(self, board: chess.Board) -> chess.Move:
         result = self.search.run(board, self.budget)

@@ -65,7 +65,9 @@ class StsReport:
         return points
 
     def to_json(self) -> dict:
-        return {"score": self.score, "maximum": self.maximum,
+        # A subset's score scaled to the full suite's 15,000 points, to set beside published figures.
+        return {"score": self.score, "maximum": self.maximum, "positions": self.maximum // MAX_POINTS,
+                "per_15000": round(15000 * self.score / self.maximum) if self.maximum else 0,
                 "percent": round(100 * self.score / self.maximum, 2) if self.maximum else 0.0,
                 "themes": {t: {"score": s, "maximum": m} for t, (s, m) in self.themes.items()}}
 

@@ -1,9 +1,13 @@
-"""Section 4.4: fit the evaluator to a material-only evaluation (squared error, as the code)."""
+"""Section 4.4: fit the evaluator to a material-only evaluation (squared error, as the code),
+or, as an option the paper did not take, to Stockfish's win probabilities."""
 
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Callable
+
+import chess
 
 import torch
 
@@ -17,6 +21,20 @@ def bootstrap_data(fens: list[str], count: int, rng: random.Random) -> tuple[tor
     """(features (N, 363), material targets (N,)) on perturbed game positions."""
     boards = sample_roots(fens, count, rng)
     return features_tensor(boards), torch.tensor([material_value(b) for b in boards])
+
+
+def stockfish_data(root: Path, count: int, rng: random.Random) -> tuple[torch.Tensor, torch.Tensor]:
+    """(features (N, 363), targets (N,)): up to ``count`` train positions of the annotated dataset
+    at ``root``, each with Stockfish's win probability for the side to move as 2 x win - 1."""
+    from analysis.data.store import read_annotated
+
+    table = read_annotated(Path(root), columns=["fen", "win"], split="train")
+    rows = [(fen, win) for fen, win in zip(table["fen"].to_pylist(), table["win"].to_pylist()) if win is not None]
+    if not rows:
+        raise ValueError(f"{root}: no annotated train positions with a win probability")
+    rows = rng.sample(rows, min(count, len(rows)))
+    boards = [chess.Board(fen) for fen, _ in rows]
+    return features_tensor(boards), torch.tensor([2.0 * win - 1.0 for _, win in rows])
 
 
 def run_bootstrap(model: torch.nn.Module, optimizer: torch.optim.Optimizer, features: torch.Tensor,
@@ -43,4 +61,5 @@ def run_bootstrap(model: torch.nn.Module, optimizer: torch.optim.Optimizer, feat
 
 @torch.no_grad()
 def material_error(model: torch.nn.Module, features: torch.Tensor, targets: torch.Tensor) -> float:
+    """Mean squared error against the bootstrap's targets (material or Stockfish)."""
     return float(((model.evaluator(features) - targets) ** 2).mean())

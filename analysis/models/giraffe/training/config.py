@@ -32,10 +32,19 @@ class BootstrapConfig:
     # Adam), so Adam is the default; "adadelta" uses the run's AdaDelta settings.
     optimizer: str = "adam"
     lr: float = 1e-3
+    # "material" is the paper's bootstrap. "stockfish" fits Stockfish's win probabilities from the
+    # train split of an annotated dataset (``data``, made by ``generate`` and ``annotate``): the
+    # paper mentions this start and chose not to use it; here it is an option measured separately.
+    source: str = "material"
+    data: str | None = None
 
     def __post_init__(self):
         if self.optimizer not in ("adam", "adadelta"):
             raise ValueError(f"bootstrap.optimizer must be adam or adadelta, not {self.optimizer!r}")
+        if self.source not in ("material", "stockfish"):
+            raise ValueError(f"bootstrap.source must be material or stockfish, not {self.source!r}")
+        if self.source == "stockfish" and not self.data:
+            raise ValueError("bootstrap.source = \"stockfish\" needs bootstrap.data, an annotated dataset directory")
 
 
 @dataclass

@@ -24,7 +24,7 @@ from analysis.checkpoint import save_checkpoint
 from analysis.eval.sts import load_sts, run_sts
 from analysis.inference import make_evaluator
 from analysis.models import get_family
-from analysis.models.giraffe.training.bootstrap import bootstrap_data, material_error, run_bootstrap
+from analysis.models.giraffe.training.bootstrap import bootstrap_data, material_error, run_bootstrap, stockfish_data
 from analysis.models.giraffe.training.config import GiraffeRunConfig
 from analysis.models.giraffe.training.move_training import (LabelledPositions, label_positions,
                                                             sample_search_positions, top1_accuracy,
@@ -100,10 +100,14 @@ class Run:
         s = self.state
         trained = s["bootstrap_done"] and s["move_done"]
         provenance = {"source": "python -m analysis giraffe-train", "config": str(self.cfg.out),
-                      "bootstrap": "material-only" if s["bootstrap_done"] else "not done",
+                      "bootstrap": self._bootstrap_source() if s["bootstrap_done"] else "not done",
                       "td_leaf_iterations": s["td_iteration"],
                       "move_evaluator": "trained on deeper-search labels" if s["move_done"] else "untrained"}
         save_checkpoint(self.cfg.out / EXPORT, self.model, trained=trained, provenance=provenance)
+
+    def _bootstrap_source(self) -> str:
+        c = self.cfg.bootstrap
+        return "material-only" if c.source == "material" else f"Stockfish win probabilities ({c.data})"
 
     def _check_time(self) -> None:
         limit = self.cfg.max_wall_minutes
@@ -116,9 +120,12 @@ class Run:
         if self.state["bootstrap_done"]:
             return
         c = self.cfg.bootstrap
-        features, targets = bootstrap_data(fens, c.positions, self.rng)
+        if c.source == "stockfish":
+            features, targets = stockfish_data(Path(c.data), c.positions, self.rng)
+        else:
+            features, targets = bootstrap_data(fens, c.positions, self.rng)
         before = material_error(self.model, features, targets)
-        self.log(f"bootstrap: {len(targets)} positions, material MSE before {before:.4f}")
+        self.log(f"bootstrap: {len(targets)} positions, {c.source} MSE before {before:.4f}")
         rows = run_bootstrap(self.model, self.boot_opt, features, targets, c, self.torch_rng,
                              log=lambda r: self.log(f"bootstrap epoch {r['epoch']}: MSE {r['mse']:.4f}"))
         self.model.eval()
