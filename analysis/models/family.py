@@ -88,6 +88,12 @@ class ModelFamily:
     # ``evaluate(boards, temperature=)`` (what decode gives) and ``value(board)`` (the value in
     # [-1, 1] for the side to move, without the policy).
     cpu_kernel: Callable[..., Any] | None = None
+    # The search the site runs when a user names none (None: the site's own default), for a family
+    # that brings a search made for its networks: a search name of ``webapp.analyses.searches``.
+    default_search: str | None = None
+    # Why its networks have no attention maps, in a sentence the site shows where the explorer and
+    # the head atlas would be ("": the site's generic "has no attention maps").
+    no_attention_reason: str = ""
 
     def weights_config(self, config: Any) -> Any:
         """``config`` without its ``weightless_fields``: equal for interchangeable weights."""

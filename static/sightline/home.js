@@ -18,6 +18,20 @@ export function wireBudget(form) {
   apply(false);
 }
 
+// Home form: choosing a network chooses its family's default search (the option's data-search);
+// the search's change event then resets the budget to that search's default (wireBudget).
+export function wireSearchDefault(form) {
+  if (!form) return;
+  const network = form.querySelector("#id_network");
+  const search = form.querySelector("#id_search");
+  network.addEventListener("change", () => {
+    const wanted = network.selectedOptions[0]?.dataset.search;
+    if (!wanted || wanted === search.value) return;
+    search.value = wanted;
+    search.dispatchEvent(new Event("change", { bubbles: true }));
+  });
+}
+
 // "About 3.4 s per position": the site's measured cost of the chosen network, search and budget
 // (GET /estimate/), and for the pasted game its positions' total.
 export function fmtDuration(seconds) {

@@ -44,6 +44,7 @@ class AnalyseForm(forms.Form):
         default = Network.objects.offered().first()
         if default is not None:
             self.fields["network"].initial = default.name
+            self.fields["search"].initial = default.default_search
 
     @staticmethod
     def network_choices():

@@ -9,8 +9,10 @@ from django.db import models
 
 from analysis.encoding import get_encoding
 from analysis.evaluator import Capabilities, MaterialEvaluator, key_digest
-from analysis.models import importer_for
+from analysis.models import get_family, importer_for
+from analysis.models.family import ModelFamily
 
+from webapp.analyses.searches import DEFAULT_SEARCH, SEARCHES
 from webapp.networks.value_sanity import ValueSanity, read_value_sanity
 
 
@@ -94,6 +96,34 @@ class Network(models.Model):
     @property
     def caps(self) -> Capabilities:
         return Capabilities.from_dict(self.capabilities or {})
+
+    @property
+    def model_family(self) -> ModelFamily | None:
+        """The registered family of a checkpoint; None for the material baseline (no family) and
+        for a family this version of the site does not know."""
+        if self.kind != self.Kind.CHECKPOINT:
+            return None
+        try:
+            return get_family(self.family)
+        except ValueError:
+            return None
+
+    @property
+    def default_search(self) -> str:
+        """The search run when a user names none: the family's own, else the site's default
+        (also when this network lacks the policy head the family's search needs)."""
+        family = self.model_family
+        name = family.default_search if family is not None else None
+        if name not in SEARCHES or (SEARCHES[name].needs_policy and not self.caps.policy):
+            return DEFAULT_SEARCH
+        return name
+
+    @property
+    def no_attention_reason(self) -> str:
+        """Why it has no attention maps, in the family's words ("" when it has maps or the family
+        gives no reason: the pages then say so generically)."""
+        family = self.model_family
+        return family.no_attention_reason if family is not None and self.caps.attention is None else ""
 
     def position_key(self, board: chess.Board) -> str:
         """The key of what this network sees at ``board``, from the board alone: equal to the

@@ -1,4 +1,5 @@
-"""Giraffe as a registered ``ModelFamily``: value and the move evaluator's policy; no attention."""
+"""Giraffe as a registered ``ModelFamily``: value and the move evaluator's policy; no attention;
+the probability-limited search by default."""
 
 from __future__ import annotations
 
@@ -34,4 +35,7 @@ FAMILY = ModelFamily(
     losses=giraffe_losses,
     default_preset="giraffe-2015",
     cpu_kernel=compiled_kernel,
+    default_search="probability",  # Lai's probability-limited search, which the networks were trained in
+    no_attention_reason=("Giraffe's networks are plain multilayer perceptrons over hand-designed features: "
+                         "they have no attention, so there are no maps to show."),
 )

@@ -28,12 +28,14 @@ def capabilities(config: ResNetConfig | AttentionConfig) -> Capabilities:
     return Capabilities(policy=True, value=True, wdl=config.wdl, action_values=False, attention=attention)
 
 
-def _family(name: str, config_type: type, build, presets: dict, default: str) -> ModelFamily:
+def _family(name: str, config_type: type, build, presets: dict, default: str, **more) -> ModelFamily:
     return ModelFamily(
         name=name, config_type=config_type, presets=presets, encodings=NAMES, build=build,
         capabilities=capabilities, decode=decode, loss_weights=Lc0LossWeights, losses=lc0_losses,
-        default_preset=default, encoding_for=encoding_for, importer=IMPORTER)
+        default_preset=default, encoding_for=encoding_for, importer=IMPORTER, **more)
 
 
-RESNET_FAMILY = _family(RESNET, ResNetConfig, Lc0ResNet, RESNET_PRESETS, "maia")
+RESNET_FAMILY = _family(RESNET, ResNetConfig, Lc0ResNet, RESNET_PRESETS, "maia", no_attention_reason=(
+    "lc0's classical networks are convolutional residual networks: they have no attention, "
+    "so there are no maps to show."))
 ATTENTION_FAMILY = _family(ATTENTION, AttentionConfig, Lc0Attention, ATTENTION_PRESETS, "bt-tiny")

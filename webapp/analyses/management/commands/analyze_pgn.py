@@ -39,7 +39,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("file", help="PGN file, or - for standard input")
         parser.add_argument("--network", help="network name (default: the site's default network)")
-        parser.add_argument("--search", default="value", choices=sorted(SEARCHES))
+        parser.add_argument("--search", choices=sorted(SEARCHES),
+                            help="default: the network's (its family's search, else value)")
         parser.add_argument("--budget", type=int, help="nodes or depth, depending on the search")
         parser.add_argument("--game", type=int, help="which game of a multi-game file (1-based)")
         parser.add_argument("--top", type=int, default=5, help="policy moves per line")
@@ -56,7 +57,7 @@ class Command(BaseCommand):
         except GameInputError as exc:
             raise CommandError(str(exc)) from None
         network = self._network(opts["network"])
-        spec = SEARCHES[opts["search"]]
+        spec = SEARCHES[opts["search"] or network.default_search]
         budget = 1 if spec.fixed else (opts["budget"] or spec.budget_default)
         if not spec.budget_min <= budget <= spec.budget_max:
             raise CommandError(f"budget {budget} is out of range for {spec.name}: "
