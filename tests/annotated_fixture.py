@@ -19,7 +19,8 @@ from analysis.evaluator import MaterialEvaluator
 _MATERIAL = MaterialEvaluator()
 
 
-def _row(board: chess.Board, game: int, ply: int, split: str, multipv: bool) -> dict:
+def annotated_row(board: chess.Board, game: int, ply: int, split: str, multipv: bool) -> dict:
+    """One row of the store for ``board`` (its move stack as the history), material-count targets."""
     moves, indices = legal_move_indices(board)
     successors = []
     for move in moves:
@@ -49,7 +50,7 @@ def write_fixture_dataset(root: Path, *, games: int = 6, plies: int = 24, seed: 
         for ply in range(plies):
             if board.is_game_over():
                 break
-            rows.append(_row(board, game, ply, split, multipv=ply % 2 == 0 or split == "test"))
+            rows.append(annotated_row(board, game, ply, split, multipv=ply % 2 == 0 or split == "test"))
             board.push(rng.choice(list(board.legal_moves)))
     write_table_atomic(pa.Table.from_pylist(rows, schema=ANNOTATED_SCHEMA), shard_path(root, 0))
     return root

@@ -23,6 +23,15 @@ the paper builds on:
 118        no-progress (50-move) counter / 100
 =========  ===============================================================
 
+A board set up from a FEN (no move stack, as a pasted position) has zeros in
+``HISTORY_FEATURES`` (steps 1..7 and step 0's repetition flags) and is
+otherwise encoded as the same position reached with its moves: pieces,
+castling, counters and legal edges do not depend on the move stack.
+
+``Board.mirror()`` (colours swapped, the board flipped, the move number kept)
+changes only ``BLACK_TO_MOVE`` and, by one ply, ``PLY_COUNT``: the features are
+in the mover's frame, and the move number counts from White's first move.
+
 The paper's "soft one-hot" is a plain one-hot here: a square holds one piece.
 The public code (pgx) sets the first repetition flag when the count is 0; we
 follow AlphaZero's meaning (once / twice before), as Table 1 reads.
@@ -50,6 +59,11 @@ NODE_FEATURES = 119
 HISTORY = 8
 _PIECES = (chess.PAWN, chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN, chess.KING)
 PLY_LIMITS = {8: 512, 5: 256}
+# Feature columns by meaning (module doc).
+HISTORY_FEATURES = slice(12, 14 * HISTORY)  # zero for a board with no move stack
+BLACK_TO_MOVE = 112
+PLY_COUNT = 113
+NO_PROGRESS = 118
 BOARD_SIZES = tuple(PLY_LIMITS)
 
 
@@ -100,15 +114,20 @@ def node_features(board: chess.Board) -> np.ndarray:
         if not past.move_stack:
             break
         past.pop()
-    out[112] = float(us == chess.BLACK)
-    out[113] = min(1.0, board.ply() / PLY_LIMITS[size])
+    out[BLACK_TO_MOVE] = float(us == chess.BLACK)
+    out[PLY_COUNT] = ply_fraction(board.ply(), size)
     them = not us
     out[114] = float(board.has_queenside_castling_rights(us))
     out[115] = float(board.has_kingside_castling_rights(us))
     out[116] = float(board.has_queenside_castling_rights(them))
     out[117] = float(board.has_kingside_castling_rights(them))
-    out[118] = board.halfmove_clock / 100.0
+    out[NO_PROGRESS] = board.halfmove_clock / 100.0
     return out.T
+
+
+def ply_fraction(plies, size: int):
+    """Feature ``PLY_COUNT``: plies played / the variant's ply limit, clipped to 1 (numbers or arrays)."""
+    return np.minimum(1.0, np.asarray(plies) / PLY_LIMITS[size]).astype(np.float32)
 
 
 def legal_edges(board: chess.Board) -> tuple[list[chess.Move], np.ndarray]:
@@ -181,6 +200,6 @@ GRAPH_5X5 = Encoding(
 
 GRAPH_ENCODINGS = {8: GRAPH_8X8, 5: GRAPH_5X5}
 
-__all__ = ["BOARD_SIZES", "GRAPH_5X5", "GRAPH_8X8", "GRAPH_ENCODINGS", "NODE_FEATURES", "board_size",
-           "edge_policy_maps", "encode_graphs", "graph_for_width", "input_width", "legal_edges", "node_features",
-           "split_input"]
+__all__ = ["BLACK_TO_MOVE", "BOARD_SIZES", "GRAPH_5X5", "GRAPH_8X8", "GRAPH_ENCODINGS", "HISTORY_FEATURES",
+           "NODE_FEATURES", "NO_PROGRESS", "PLY_COUNT", "board_size", "edge_policy_maps", "encode_graphs",
+           "graph_for_width", "input_width", "legal_edges", "node_features", "ply_fraction", "split_input"]

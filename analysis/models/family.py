@@ -75,8 +75,9 @@ class ModelFamily:
     # network reads more than the board: inputs(boards, encoding, config) -> array.
     inputs: Callable[..., np.ndarray] | None = None
     # Its training data (default: the lc0-plane ``PositionDataset``): dataset(roots, split, config,
-    # max_rows=, policy_temperature=) -> a torch Dataset indexed by arrays of sample numbers, each item a
-    # batch dict; a family uses the run settings that apply to it.
+    # max_rows=, policy_temperature=, fen_only_share=, colour_flip_share=, seed=) -> a torch Dataset
+    # indexed by arrays of sample numbers, each item a batch dict; a family uses the run settings that
+    # apply to it (the shares are 0 for the test split).
     dataset: Callable[..., Any] | None = None
     # Config fields that change no weight (AlphaGateau's board): a checkpoint whose config differs from
     # a run's only in these initialises it (``init_from``, the paper's 5x5 -> 8x8 fine-tuning).

@@ -49,7 +49,9 @@ class TrainConfig:
     # probability the q head learns; "stockfish" is Stockfish's own (steeper) WDL.
     wdl_target: str = "stockfish"
     fen_only_share: float = 0.0  # share of training rows packed from their FEN alone (history dropout)
-    colour_flip_share: float = 0.0  # share of training rows with the "black to move" plane toggled
+    # Share of training rows given as their colour mirror (lc0 planes: plane 108, "black to move",
+    # toggled; AlphaGateau: analysis.models.alphagateau.data).
+    colour_flip_share: float = 0.0
     loss: Any = None  # the family's loss weights (its ``loss_weights`` type); None: its defaults
     val_every: int = 100
     val_batches: int = 8

@@ -85,7 +85,8 @@ class ChessBenchDataset(torch.utils.data.Dataset):
 
 
 def make_dataset(roots: Sequence[Path], split: str, config: ChessBenchConfig, *,
-                 max_rows: int | None = None, policy_temperature: float | None = None) -> ChessBenchDataset:
+                 max_rows: int | None = None, policy_temperature: float | None = None,
+                 fen_only_share: float = 0.0, colour_flip_share: float = 0.0, seed: int = 0) -> ChessBenchDataset:
     """The family's training-data hook (``ModelFamily.dataset``). The lc0-plane settings of a run
     (policy temperature, WDL target, history dropout, colour flips) do not apply here."""
     return ChessBenchDataset(roots, split, config, max_rows=max_rows)
