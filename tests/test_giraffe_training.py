@@ -235,3 +235,14 @@ def test_mirrored_bootstrap_data_pairs_each_position_with_its_mirror():
     assert features.shape == (10, 363) and targets.shape == (10,)
     assert torch.equal(targets[0::2], targets[1::2])
     assert not torch.equal(features[0::2], features[1::2])  # the features name colours
+
+
+def test_export_records_the_settings_and_the_sts_curve(tmp_path):
+    cfg = _tiny(tmp_path)
+    train(cfg, progress=False, log=lambda line: None)
+    _, meta = load_checkpoint(cfg.out / "giraffe.safetensors")
+    history = json.loads((cfg.out / "history.json").read_text())
+    assert meta.provenance["settings"]["td"]["nodes"] == 12 and meta.provenance["settings"]["bootstrap"]["positions"] == 64
+    assert meta.provenance["sts_curve"] == [[0, history["sts_after_bootstrap"]["score"]],
+                                            [2, history["td"][1]["sts"]["score"]]]
+    assert meta.provenance["move_held_out_top1"] == history["move"]["held_out_top1_after"]

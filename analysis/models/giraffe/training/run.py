@@ -102,7 +102,11 @@ class Run:
         provenance = {"source": "python -m analysis giraffe-train", "config": str(self.cfg.out),
                       "bootstrap": self._bootstrap_source() if s["bootstrap_done"] else "not done",
                       "td_leaf_iterations": s["td_iteration"],
-                      "move_evaluator": "trained on deeper-search labels" if s["move_done"] else "untrained"}
+                      "move_evaluator": "trained on deeper-search labels" if s["move_done"] else "untrained",
+                      "settings": {name: asdict(getattr(self.cfg, name)) for name in ("bootstrap", "td", "move")},
+                      "sts_curve": _sts_curve(s["history"])}
+        if s["move_done"]:
+            provenance["move_held_out_top1"] = s["history"]["move"]["held_out_top1_after"]
         save_checkpoint(self.cfg.out / EXPORT, self.model, trained=trained, provenance=provenance)
 
     def _bootstrap_source(self) -> str:
@@ -205,6 +209,12 @@ class Run:
         self.save()
 
 
+def _sts_curve(history: dict) -> list[list[int]]:
+    """[iteration, STS score] pairs measured during the run (iteration 0: after the bootstrap)."""
+    rows = [[0, history["sts_after_bootstrap"]["score"]]] if "sts_after_bootstrap" in history else []
+    return rows + [[r["iteration"], r["sts"]["score"]] for r in history.get("td", []) if "sts" in r]
+
+
 def plot_history(history: dict, path: Path) -> Path:
     """STS against TD-Leaf iterations (Figure 4) beside the TD loss."""
     import matplotlib
@@ -221,7 +231,8 @@ def plot_history(history: dict, path: Path) -> Path:
     sts += [r for r in rows if "sts" in r]
     axes[1].plot([r["iteration"] for r in sts], [15000 * r["sts"]["score"] / r["sts"]["maximum"] for r in sts], "o-")
     axes[1].set_xlabel("TD-Leaf iteration")
-    axes[1].set_ylabel("STS (scaled to /15,000)")
+    where = f"{sts[0]['sts']['positions']} positions at {sts[0]['sts']['nodes']:,} nodes" if sts else "no measurement"
+    axes[1].set_ylabel(f"STS per 15,000 ({where})")
     for ax in axes:
         ax.grid(alpha=0.3)
     fig.tight_layout()
