@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Callable
 
 import chess
-
 import torch
 
 from analysis.models.giraffe.training.config import BootstrapConfig

@@ -209,10 +209,15 @@ class Run:
         self.save()
 
 
+def _sts_points(history: dict) -> list[tuple[int, dict]]:
+    """(iteration, STS result) measured during the run; iteration 0 is after the bootstrap."""
+    points = [(0, history["sts_after_bootstrap"])] if "sts_after_bootstrap" in history else []
+    return points + [(r["iteration"], r["sts"]) for r in history.get("td", []) if "sts" in r]
+
+
 def _sts_curve(history: dict) -> list[list[int]]:
-    """[iteration, STS score] pairs measured during the run (iteration 0: after the bootstrap)."""
-    rows = [[0, history["sts_after_bootstrap"]["score"]]] if "sts_after_bootstrap" in history else []
-    return rows + [[r["iteration"], r["sts"]["score"]] for r in history.get("td", []) if "sts" in r]
+    """[iteration, STS score] pairs, for the export's provenance."""
+    return [[iteration, sts["score"]] for iteration, sts in _sts_points(history)]
 
 
 def plot_history(history: dict, path: Path) -> Path:
@@ -227,11 +232,10 @@ def plot_history(history: dict, path: Path) -> Path:
     axes[0].plot([r["iteration"] for r in rows], [r["td_loss"] for r in rows], "-")
     axes[0].set_xlabel("TD-Leaf iteration")
     axes[0].set_ylabel("L1 TD-Leaf loss")
-    sts = ([{"iteration": 0, "sts": history["sts_after_bootstrap"]}] if "sts_after_bootstrap" in history else [])
-    sts += [r for r in rows if "sts" in r]
-    axes[1].plot([r["iteration"] for r in sts], [15000 * r["sts"]["score"] / r["sts"]["maximum"] for r in sts], "o-")
+    sts = _sts_points(history)
+    axes[1].plot([i for i, _ in sts], [15000 * r["score"] / r["maximum"] for _, r in sts], "o-")
     axes[1].set_xlabel("TD-Leaf iteration")
-    where = f"{sts[0]['sts']['positions']} positions at {sts[0]['sts']['nodes']:,} nodes" if sts else "no measurement"
+    where = f"{sts[0][1]['positions']} positions at {sts[0][1]['nodes']:,} nodes" if sts else "no measurement"
     axes[1].set_ylabel(f"STS per 15,000 ({where})")
     for ax in axes:
         ax.grid(alpha=0.3)
