@@ -6,7 +6,8 @@ import pytest
 from analysis.encoding import get_encoding
 from analysis.encoding.giraffe import INPUT_SIZE, MAX_MOVES, MOVE_FEATURES, TooManyMoves, encode
 from analysis.encoding.giraffe.features import (BOARD_FEATURES, FEATURE_NAMES, GLOBAL_SIZE, PIECE_SIZE,
-                                                SQUARE_SIZE, board_features, control, pawn_slots)
+                                                SQUARE_SIZE, board_features, control, pawn_slots,
+                                                white_view_features)
 from analysis.encoding.giraffe.moves import MOVE_FEATURE_NAMES, move_features
 
 ROOK, KING = control(500), control(1500)
@@ -77,8 +78,12 @@ def test_global_features():
     assert f["stm"] == 1 and f["w.castle.K"] == f["b.castle.Q"] == f["w.rook.castle.Q"] == 1
     assert f["w.count.P"] == 1 and f["b.count.Q"] == 1 and f["b.count.N"] == 1
     board = chess.Board("r3k3/8/8/8/8/8/8/4K2R b Kq - 0 1")
-    f = named(board)
+    f = dict(zip(FEATURE_NAMES, white_view_features(board).tolist()))
     assert f["stm"] == 0 and f["w.castle.K"] == 1 and f["w.castle.Q"] == 0 and f["b.castle.Q"] == 1
+    # From the mover's side Black is "w": its queenside right, and White's kingside one as "b".
+    f = named(board)
+    assert f["stm"] == 1 and f["w.castle.Q"] == 1 and f["w.castle.K"] == 0 and f["b.castle.K"] == 1
+    assert f["w.king.y"] == 0 and f["b.king.y"] == 1 and f["w.rook1.y"] == 0
 
 
 def test_bishop_slots_by_square_colour():
@@ -107,12 +112,12 @@ def _mirror_index(name: str) -> tuple[str, bool]:
     return ".".join(parts), flip
 
 
-def test_mirrored_position_gives_mirrored_features():
+def test_mirrored_position_gives_mirrored_white_view_features():
     for fen in ("r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4",
                 "2r2rk1/pp1bqppp/2n1p3/3pP3/3P4/P1B2N2/1P3PPP/R2QR1K1 b - - 1 16",
                 "8/5k2/3p4/1p1P1P2/1P3K2/8/8/8 w - - 0 1"):
         board = chess.Board(fen)
-        f, g = named(board), named(board.mirror())
+        f, g = (dict(zip(FEATURE_NAMES, white_view_features(b).tolist())) for b in (board, board.mirror()))
         for name, value in f.items():
             other, flip = _mirror_index(name)
             present = name == "stm" or "king" in name or f.get(name.rsplit(".", 1)[0] + ".exists") == 1
@@ -120,6 +125,22 @@ def test_mirrored_position_gives_mirrored_features():
                 assert g[other] == pytest.approx(1 - value), (fen, name)
             else:
                 assert g[other] == pytest.approx(value), (fen, name)
+
+
+def test_a_position_and_its_colour_mirror_have_equal_features():
+    """The mover's view makes a network's values colour-symmetric exactly (the sanity suite's
+    mirror checks); the move features already read from the mover's side."""
+    for fen in ("r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/R1BQK2R w KQkq - 4 4",
+                "2r2rk1/pp1bqppp/2n1p3/3pP3/3P4/P1B2N2/1P3PPP/R2QR1K1 b - - 1 16", "r3k3/8/8/8/8/8/8/4K2R b Kq - 0 1"):
+        board = chess.Board(fen)
+        mirror = board.mirror()
+        assert (board_features(board) == board_features(mirror)).all(), fen
+        moves = list(board.legal_moves)
+        mirrored_moves = [chess.Move(chess.square_mirror(m.from_square), chess.square_mirror(m.to_square), m.promotion)
+                          for m in moves]
+        assert (move_features(board, moves) == move_features(mirror, mirrored_moves)).all(), fen
+        black = board if board.turn == chess.BLACK else board.mirror()
+        assert (board_features(black) == white_view_features(black.mirror())).all()
 
 
 def test_extra_promoted_pieces_are_counted_not_slotted():

@@ -208,35 +208,6 @@ def test_stockfish_bootstrap_config_errors(tmp_path):
         train(cfg, ("bootstrap",), progress=False, log=lambda line: None)
 
 
-def test_mirrored_tdleaf_moves_a_leaf_and_its_colour_mirror_to_one_target():
-    """Both copies share the target mean(v, v_mirror) + error, so the step narrows their gap."""
-    net = model(seed=3)
-    leaf = chess.Board("r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4")
-    pair = [leaf, leaf.mirror()]
-    with torch.no_grad():
-        v, m = net.evaluator(features_tensor(pair)).tolist()
-    assert abs(v - m) > 1e-3  # an untrained network is not colour-blind
-    loss = tdleaf_loss(net, [leaf], torch.tensor([1.0]), torch.tensor([0.1]), mirror=True)
-    target = (v + m) / 2 + 0.1
-    assert loss.item() == pytest.approx((abs(v - target) + abs(m - target)) / 2, abs=1e-6)
-    optimizer = torch.optim.SGD(net.evaluator.parameters(), lr=0.05)
-    for _ in range(20):
-        tdleaf_step(net, optimizer, [Trajectory(leaf, 1.0, [0.0, 0.0], 0.0)], mirror=True)
-    with torch.no_grad():
-        v2, m2 = net.evaluator(features_tensor(pair)).tolist()
-    assert abs(v2 - m2) < 0.5 * abs(v - m)
-
-
-def test_mirrored_bootstrap_data_pairs_each_position_with_its_mirror():
-    import random
-
-    fens = [chess.Board().fen(), "4k3/8/8/8/8/8/8/R3K3 b - - 0 1"]
-    features, targets = bootstrap_data(fens, 5, random.Random(0), mirror=True)
-    assert features.shape == (10, 363) and targets.shape == (10,)
-    assert torch.equal(targets[0::2], targets[1::2])
-    assert not torch.equal(features[0::2], features[1::2])  # the features name colours
-
-
 def test_export_records_the_settings_and_the_sts_curve(tmp_path):
     cfg = _tiny(tmp_path)
     train(cfg, progress=False, log=lambda line: None)

@@ -173,7 +173,34 @@ def _control(low: int) -> float:
 
 
 @numba.njit(cache=True)
+def _flip_ranks(bb: np.uint64) -> np.uint64:
+    """A bitboard mirrored top to bottom (``chess.flip_vertical``): a byte swap."""
+    eight, sixteen, thirty_two = np.uint64(8), np.uint64(16), np.uint64(32)
+    bb = ((bb >> eight) & np.uint64(0x00FF00FF00FF00FF)) | ((bb & np.uint64(0x00FF00FF00FF00FF)) << eight)
+    bb = ((bb >> sixteen) & np.uint64(0x0000FFFF0000FFFF)) | ((bb & np.uint64(0x0000FFFF0000FFFF)) << sixteen)
+    return (bb >> thirty_two) | (bb << thirty_two)
+
+
+@numba.njit(cache=True)
 def features_into(x: np.ndarray, bitboards: np.ndarray, flags: np.ndarray) -> None:
+    """``features.board_features``: the board as its side to move sees it (Black's mirrored)."""
+    if flags[0] == 1:
+        _white_view_into(x, bitboards, flags)
+        return
+    mirrored = np.empty(8, np.uint64)
+    for k in range(6):
+        mirrored[k] = _flip_ranks(bitboards[k])
+    mirrored[6], mirrored[7] = _flip_ranks(bitboards[7]), _flip_ranks(bitboards[6])
+    mirrored_flags = np.empty(7, np.int64)
+    mirrored_flags[0] = 1
+    mirrored_flags[1:3], mirrored_flags[3:5] = flags[3:5], flags[1:3]
+    mirrored_flags[5] = flags[6] ^ 56 if flags[6] >= 0 else -1
+    mirrored_flags[6] = flags[5] ^ 56 if flags[5] >= 0 else -1
+    _white_view_into(x, mirrored, mirrored_flags)
+
+
+@numba.njit(cache=True)
+def _white_view_into(x: np.ndarray, bitboards: np.ndarray, flags: np.ndarray) -> None:
     """Write the 363 features into ``x`` (float32, zeroed here).
 
     bitboards: uint64 pawns, knights, bishops, rooks, queens, kings, White, Black.

@@ -10,7 +10,14 @@ otherwise (each such place has a comment):
   move along, its safe-move count and the lowest attacker / defender of its square;
 * square-centric (128): the lowest-valued white and black attacker of every square.
 
-Everything is from White's side with a side-to-move flag, as in the paper. "Control" of a
+The paper describes the board from White's side with a side-to-move flag. We describe it as
+the side to move sees it (``board_features``: a position with Black to move is first mirrored,
+``board.mirror()``), so "w" names the mover's pieces, "b" the opponent's, and ``stm`` is always 1;
+this departs from the paper. Why: with White's view, a network must learn each position twice, once
+per colour, and its errors differ between the two; 30 TD-Leaf iterations valued the start position
+0.24 for White and its mirror 0.76 for Black, and trained networks failed the value sanity
+suite's mirror checks by about 0.1. From the mover's side a position and its colour mirror have
+equal features, so their values are equal exactly. "Control" of a
 square by one side is (1.5 K - value of its least valuable attacker) / (2 K) with SEE values
 (P 100, N/B 325, R 500, Q 975, K 1500 = K), and 0 when that side does not attack it.
 Feature names (``FEATURE_NAMES``) say what each number is, e.g. ``w.rook1.ray.N``.
@@ -196,7 +203,12 @@ _SQUARES_START = GLOBAL_SIZE + PIECE_SIZE
 
 
 def board_features(board: chess.Board) -> np.ndarray:
-    """The 363 features of ``board`` (float32), in the order of ``FEATURE_NAMES``.
+    """The 363 features of ``board`` (float32) as its side to move sees it: the mover is "w"."""
+    return white_view_features(board if board.turn == chess.WHITE else board.mirror())
+
+
+def white_view_features(board: chess.Board) -> np.ndarray:
+    """The 363 features of ``board`` (float32) from White's side, in the order of ``FEATURE_NAMES``.
 
     Slot layout (see ``_feature_names``): exists, x, y, then for a piece its rays and
     safe-move count, then the white and black control of its square.

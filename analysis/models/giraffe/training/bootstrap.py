@@ -16,24 +16,13 @@ from analysis.models.giraffe.training.positions import sample_roots
 from analysis.models.giraffe.training.value_evaluator import features_tensor
 
 
-def bootstrap_data(fens: list[str], count: int, rng: random.Random,
-                   mirror: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+def bootstrap_data(fens: list[str], count: int, rng: random.Random) -> tuple[torch.Tensor, torch.Tensor]:
     """(features (N, 363), material targets (N,)) on perturbed game positions."""
     boards = sample_roots(fens, count, rng)
-    return _with_mirrors(boards, [material_value(b) for b in boards], mirror)
+    return features_tensor(boards), torch.tensor([material_value(b) for b in boards], dtype=torch.float32)
 
 
-def _with_mirrors(boards: list[chess.Board], targets: list[float], mirror: bool) -> tuple[torch.Tensor, torch.Tensor]:
-    """Features and targets; with ``mirror``, each position's colour mirror follows it with the same
-    target (the side to move's value does not depend on its colour; the features name colours)."""
-    if mirror:
-        boards = [b for board in boards for b in (board, board.mirror())]
-        targets = [t for target in targets for t in (target, target)]
-    return features_tensor(boards), torch.tensor(targets, dtype=torch.float32)
-
-
-def stockfish_data(root: Path, count: int, rng: random.Random,
-                   mirror: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+def stockfish_data(root: Path, count: int, rng: random.Random) -> tuple[torch.Tensor, torch.Tensor]:
     """(features (N, 363), targets (N,)): up to ``count`` train positions of the annotated dataset
     at ``root``, each with Stockfish's win probability for the side to move as 2 x win - 1."""
     from analysis.data.store import read_annotated
@@ -44,7 +33,7 @@ def stockfish_data(root: Path, count: int, rng: random.Random,
         raise ValueError(f"{root}: no annotated train positions with a win probability")
     rows = rng.sample(rows, min(count, len(rows)))
     boards = [chess.Board(fen) for fen, _ in rows]
-    return _with_mirrors(boards, [2.0 * win - 1.0 for _, win in rows], mirror)
+    return features_tensor(boards), torch.tensor([2.0 * win - 1.0 for _, win in rows], dtype=torch.float32)
 
 
 def run_bootstrap(model: torch.nn.Module, optimizer: torch.optim.Optimizer, features: torch.Tensor,

@@ -37,9 +37,6 @@ class BootstrapConfig:
     # paper mentions this start and chose not to use it; here it is an option measured separately.
     source: str = "material"
     data: str | None = None
-    # Each position also enters colour-mirrored with the same target (not in the paper; see
-    # tdleaf.tdleaf_loss): the features name colours, and a fit leaves the value colour-biased.
-    mirror: bool = False
 
     def __post_init__(self):
         if self.optimizer not in ("adam", "adadelta"):
@@ -63,8 +60,6 @@ class TDLeafConfig:
     # Quiescence plies after the probability threshold: the shared search plays every capture
     # (Giraffe's code only non-losing ones), which on a slow evaluator can dwarf the node budget.
     max_qdepth: int = 16
-    # Train each PV leaf colour-mirrored too (see tdleaf.tdleaf_loss); not in the paper.
-    mirror: bool = False
     sts_every: int = 0  # 0: no STS during training
     sts_positions: int = 150
     sts_nodes: int = 1000

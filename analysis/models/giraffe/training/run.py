@@ -125,9 +125,9 @@ class Run:
             return
         c = self.cfg.bootstrap
         if c.source == "stockfish":
-            features, targets = stockfish_data(Path(c.data), c.positions, self.rng, c.mirror)
+            features, targets = stockfish_data(Path(c.data), c.positions, self.rng)
         else:
-            features, targets = bootstrap_data(fens, c.positions, self.rng, c.mirror)
+            features, targets = bootstrap_data(fens, c.positions, self.rng)
         before = material_error(self.model, features, targets)
         self.log(f"bootstrap: {len(targets)} positions, {c.source} MSE before {before:.4f}")
         rows = run_bootstrap(self.model, self.boot_opt, features, targets, c, self.torch_rng,
@@ -155,7 +155,7 @@ class Run:
         row = {"iteration": self.state["td_iteration"] + 1, "roots": len(trajectories),
                "mean_abs_error": sum(abs(t.error) for t in trajectories) / max(1, len(trajectories)),
                "nodes": nodes, "nodes_per_s": round(nodes / max(seconds, 1e-9)), "seconds": round(seconds, 1)}
-        row["td_loss"] = tdleaf_step(self.model, self.td_opt, trajectories, c.mirror) if trajectories else 0.0
+        row["td_loss"] = tdleaf_step(self.model, self.td_opt, trajectories) if trajectories else 0.0
         self.state["td_iteration"] += 1
         if c.sts_every and self.state["td_iteration"] % c.sts_every == 0:
             row["sts"] = self.sts()

@@ -70,31 +70,19 @@ def play_trajectory(root: chess.Board, search: ProbabilitySearch, moves: int, no
 
 
 def tdleaf_loss(model: torch.nn.Module, leaves: Sequence[chess.Board], signs: torch.Tensor,
-                errors: torch.Tensor, mirror: bool = False) -> torch.Tensor:
+                errors: torch.Tensor) -> torch.Tensor:
     """Mean L1 between each leaf's value (root side's view) and that value plus its error,
-    the target kept inside the tanh's range [-1, 1].
-
-    With ``mirror``, each leaf also enters colour-mirrored (``board.mirror()``: the same position
-    with the colours swapped, so the same value for the side to move), and both copies move towards
-    one target from their mean value. The features name colours (White's pieces, Black's), so
-    nothing else keeps the value colour-blind: without it, 30 iterations of configs/giraffe-ship.toml
-    valued the start position 0.24 for White and its mirror 0.76 for Black. The paper does not
-    mirror; its code's scores are White's, with side to move a feature."""
+    the target kept inside the tanh's range [-1, 1]."""
     values = model.evaluator(features_tensor(leaves)) * signs  # (N,)
-    if not mirror:
-        target = (values.detach() + errors).clamp(-1.0, 1.0)
-        return (values - target).abs().mean()
-    mirrored = model.evaluator(features_tensor([leaf.mirror() for leaf in leaves])) * signs  # (N,)
-    target = ((values.detach() + mirrored.detach()) / 2 + errors).clamp(-1.0, 1.0)
-    return ((values - target).abs().mean() + (mirrored - target).abs().mean()) / 2
+    target = (values.detach() + errors).clamp(-1.0, 1.0)
+    return (values - target).abs().mean()
 
 
-def tdleaf_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, trajectories: Sequence[Trajectory],
-                mirror: bool = False) -> float:
+def tdleaf_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, trajectories: Sequence[Trajectory]) -> float:
     signs = torch.tensor([t.sign for t in trajectories])
     errors = torch.tensor([t.error for t in trajectories])
     model.train()
-    loss = tdleaf_loss(model, [t.leaf for t in trajectories], signs, errors, mirror)
+    loss = tdleaf_loss(model, [t.leaf for t in trajectories], signs, errors)
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
