@@ -180,14 +180,16 @@ def _move_rows(x_turn_white, bitboards, move_squares):
     return rows
 
 
-@numba.njit(cache=True)
+# These two stay plain Python, calling the compiled parts: numba's on-disk cache of a function is
+# checked against its own source file only, so a compiled caller here would keep running an old
+# ``features_into`` after ``analysis/encoding/giraffe/compiled.py`` changed (it did, once, and a
+# training run searched with the previous features).
 def value_of(bitboards, flags, buf, dims):
     x = np.empty(BOARD_FEATURES, np.float32)
     features_into(x, bitboards, flags)
     return _value(x, buf, dims)[0]
 
 
-@numba.njit(cache=True)
 def value_and_logits(bitboards, flags, move_squares, buf, dims):
     x = np.empty(BOARD_FEATURES, np.float32)
     features_into(x, bitboards, flags)
