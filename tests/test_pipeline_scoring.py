@@ -141,3 +141,7 @@ def test_card_tables_render_every_measured_figure_and_say_what_is_missing():
     assert value_row.count("not measured") == 5
     assert "800-1199 25/300 (8%), 1200-1599 100/700 (14%)" in text  # buckets in rating order
     assert "Undermine 300" in text
+    assert "probability-limited" not in text  # an optional row, not measured here
+    text = render_markdown({**metrics, "sts_probability": {"score": 5000, "maximum": 15000, "themes": {}}})
+    row = next(line for line in text.splitlines() if line.startswith("| probability-limited search"))
+    assert "5000 / 15000" in row and row.count("not measured") == 4

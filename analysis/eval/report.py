@@ -9,7 +9,10 @@ from analysis.checkpoint import load_checkpoint, read_header, rewrite_metadata
 # Card rows: (label, metric-name stem). Names follow `attach-metrics --result NAME=...`:
 # puzzles_policy, sts_value, metrics_policy, match_policy_vs_sf1350, baseline_puzzles, ...
 AGENTS = [("policy agent (argmax policy)", "policy"), ("value agent (depth 1)", "value"),
-          ("material-greedy 1-ply baseline", "baseline")]
+          ("material-greedy 1-ply baseline", "baseline"), ("probability-limited search", "probability")]
+# Rows shown only when measured: the search a family plays with by default (Giraffe's), where the
+# policy and value agents above are not its way of playing.
+OPTIONAL = {"probability"}
 
 
 def attach_metrics(path: Path, metrics: dict) -> dict:
@@ -45,6 +48,8 @@ def render_markdown(metrics: dict) -> str:
     for label, stem in AGENTS:
         puzzles, sts = metrics.get(_name("puzzles", stem)), metrics.get(_name("sts", stem))
         static, match = metrics.get(_name("metrics", stem)), _match(metrics, stem)
+        if stem in OPTIONAL and not any((puzzles, sts, static, match)):
+            continue
         cells = [
             f"{100 * puzzles['accuracy']:.1f}% ({puzzles['solved']}/{puzzles['total']})" if puzzles else missing,
             f"{sts['score']} / {sts['maximum']}" if sts else missing,
