@@ -13,8 +13,8 @@ from analysis.encoding.giraffe.moves import MOVE_FEATURE_NAMES, move_features
 ROOK, KING = control(500), control(1500)
 
 
-def named(board: chess.Board) -> dict[str, float]:
-    return dict(zip(FEATURE_NAMES, board_features(board).tolist()))
+def named(board: chess.Board, features=board_features) -> dict[str, float]:
+    return dict(zip(FEATURE_NAMES, features(board).tolist()))
 
 
 def test_count_and_groups():
@@ -78,7 +78,7 @@ def test_global_features():
     assert f["stm"] == 1 and f["w.castle.K"] == f["b.castle.Q"] == f["w.rook.castle.Q"] == 1
     assert f["w.count.P"] == 1 and f["b.count.Q"] == 1 and f["b.count.N"] == 1
     board = chess.Board("r3k3/8/8/8/8/8/8/4K2R b Kq - 0 1")
-    f = dict(zip(FEATURE_NAMES, white_view_features(board).tolist()))
+    f = named(board, white_view_features)
     assert f["stm"] == 0 and f["w.castle.K"] == 1 and f["w.castle.Q"] == 0 and f["b.castle.Q"] == 1
     # From the mover's side Black is "w": its queenside right, and White's kingside one as "b".
     f = named(board)
@@ -117,7 +117,7 @@ def test_mirrored_position_gives_mirrored_white_view_features():
                 "2r2rk1/pp1bqppp/2n1p3/3pP3/3P4/P1B2N2/1P3PPP/R2QR1K1 b - - 1 16",
                 "8/5k2/3p4/1p1P1P2/1P3K2/8/8/8 w - - 0 1"):
         board = chess.Board(fen)
-        f, g = (dict(zip(FEATURE_NAMES, white_view_features(b).tolist())) for b in (board, board.mirror()))
+        f, g = (named(b, white_view_features) for b in (board, board.mirror()))
         for name, value in f.items():
             other, flip = _mirror_index(name)
             present = name == "stm" or "king" in name or f.get(name.rsplit(".", 1)[0] + ".exists") == 1
