@@ -37,3 +37,14 @@ def test_giraffe_provenance_and_card(path):
         r = m[name]
         assert f"+{r['wins']} ={r['draws']} -{r['losses']}" in card, name
     assert path.with_suffix(".curve.png").exists()
+
+
+@pytest.mark.parametrize("path", GIRAFFES, ids=[p.stem for p in GIRAFFES])
+def test_giraffe_card_has_the_papers_time_rows(path):
+    """STS at 1 s here, and the material alpha-beta at the paper's 258k nodes, as the card shows them."""
+    m, card = read_header(path)[0].metrics, path.with_suffix(".md").read_text()
+    one_second, alphabeta = m["sts_probability_1s"], m["baseline_sts_alphabeta_258k_every50"]
+    assert one_second["positions"] == 1500 and one_second["agent"].endswith(":probability:1000ms")
+    assert alphabeta["agent"] == "material:alphabeta:258000" and alphabeta["positions"] == 30
+    assert f"| {one_second['score']:,} |" in card
+    assert f"{alphabeta['per_15000']:,}** ({alphabeta['score']}/{alphabeta['maximum']})" in card
