@@ -9,6 +9,8 @@ import pytest
 import torch
 
 from analysis.checkpoint import load_checkpoint
+from analysis.encoding import get_encoding
+from analysis.encoding.chessbench import NAME as ENCODING
 from analysis.encoding.chessbench_actions import actions
 from analysis.models.chessbench.config import PRESETS
 from analysis.models.chessbench.data import ChessBenchDataset
@@ -48,6 +50,27 @@ def test_action_value_samples_are_the_multipv_moves(dataset):
     assert len(sv) == len(bc) < len(data) and sv[np.arange(4)]["tokens"].shape == (4, 77)
     first = bc[np.arange(1)]
     assert chess.Move.from_uci(actions()[int(first["action"][0])]) in chess.Board(bc.fens[0]).legal_moves
+
+
+def test_colour_flip_gives_the_mirrored_position_and_move(dataset):
+    plain = ChessBenchDataset([dataset], "train", PRESETS["cb-tiny"])
+    flipped = ChessBenchDataset([dataset], "train", PRESETS["cb-tiny"], colour_flip_share=0.5, seed=3)
+    idx = np.arange(len(plain))
+    a, b = plain[idx], flipped[idx]
+    assert torch.equal(a["win"], b["win"])  # chess is symmetric under the mirror: targets stand
+    changed = (a["tokens"] != b["tokens"]).any(1).numpy()
+    assert 0.3 < changed.mean() < 0.7
+    for i in np.flatnonzero(changed)[::29]:
+        board = chess.Board(plain.fens[plain.rows[i]])
+        move = chess.Move.from_uci(actions()[int(a["tokens"][i, -1])])
+        mirrored_move = chess.Move.from_uci(actions()[int(b["tokens"][i, -1])])
+        assert mirrored_move == chess.Move(chess.square_mirror(move.from_square),
+                                           chess.square_mirror(move.to_square), move.promotion)
+        expected = get_encoding(ENCODING).encode_fens([board.mirror().fen()])[0]
+        assert np.array_equal(b["tokens"][i, :-1].numpy(), expected)
+    bc = ChessBenchDataset([dataset], "train", PRESETS["cb-9m-bc"], colour_flip_share=1.0)
+    first = bc[np.arange(1)]
+    assert chess.Move.from_uci(actions()[int(first["action"][0])]) in chess.Board(bc.fens[0]).mirror().legal_moves
 
 
 def test_value_targets_hl_gauss_and_one_hot():

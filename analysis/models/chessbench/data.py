@@ -11,6 +11,14 @@ steps are not held up by Python string work).
   ChessBench actions) with their ``action_win``; rows without multipv have no pairs;
 - state value: one sample per row, target ``win``;
 - behavioural cloning: one sample per row, target Stockfish's ``best_move``.
+
+Colour flip (training rows only): with probability ``colour_flip_share`` a sample is given as
+its ``chess.Board.mirror()`` (colours swapped, board flipped, the move mirrored). ChessBench's
+tokens are never flipped to the mover's view, so unlike the lc0 planes the two forms differ
+everywhere; chess is symmetric under the mirror, so the targets stand, and the augmentation
+teaches the colour symmetry the value sanity suite checks (mirrored openings) without a second
+pass over the data. Both forms are tokenised once, when the dataset is built; the draw is
+afresh for every batch, seeded by the run's seed and the batch's samples (as the lc0 loader).
 """
 
 from __future__ import annotations
@@ -27,9 +35,9 @@ import torch
 from analysis.data.store import read_annotated
 from analysis.encoding import get_encoding
 from analysis.encoding.chessbench import NAME as ENCODING
-from analysis.encoding.chessbench_actions import move_to_action
+from analysis.encoding.chessbench_actions import NUM_ACTIONS, action_to_move, move_to_action
 from analysis.models.chessbench.lc0_actions import lc0_indices_to_actions
-from analysis.models.chessbench.config import ACTION_VALUE, BEHAVIOURAL_CLONING, ChessBenchConfig
+from analysis.models.chessbench.config import ACTION_VALUE, BEHAVIOURAL_CLONING, STATE_VALUE, ChessBenchConfig
 
 _COLUMNS = ["fen", "win", "best_move", "action_indices", "action_win"]
 
@@ -44,11 +52,22 @@ def _action_pairs(tokens: np.ndarray, lc0_indices: pa.ChunkedArray, wins: pa.Chu
     return rows, lc0_indices_to_actions(tokens, rows, flat), values
 
 
+def _mirror(move: chess.Move) -> chess.Move:
+    return chess.Move(chess.square_mirror(move.from_square), chess.square_mirror(move.to_square), move.promotion)
+
+
+# Action -> the action of the same move on the colour-mirrored board (the action set is closed
+# under the mirror: it is every queen, knight and promotion move of either colour).
+_MIRRORED_ACTIONS = np.asarray([move_to_action(_mirror(action_to_move(a))) for a in range(NUM_ACTIONS)], np.int64)
+
+
 class ChessBenchDataset(torch.utils.data.Dataset):
     """Indexed by an array of sample numbers; returns a whole batch as tensors."""
 
     def __init__(self, roots: Sequence[Path], split: str, config: ChessBenchConfig, *,
-                 max_rows: int | None = None):
+                 max_rows: int | None = None, colour_flip_share: float = 0.0, seed: int = 0):
+        if not 0 <= colour_flip_share <= 1:
+            raise ValueError("colour_flip_share must be in [0, 1]")
         table = pa.concat_tables(read_annotated(Path(r), columns=_COLUMNS, split=split) for r in roots)
         if max_rows is not None:
             table = table.slice(0, max_rows)
@@ -67,6 +86,12 @@ class ChessBenchDataset(torch.utils.data.Dataset):
         if len(self.rows) == 0:
             what = "multipv-annotated " if self.head == ACTION_VALUE else ""
             raise ValueError(f"no {what}'{split}' rows in {', '.join(map(str, roots))}")
+        self.colour_flip_share, self.seed = colour_flip_share, seed
+        if colour_flip_share > 0:
+            mirrored = [chess.Board(f).mirror().fen() for f in fens]
+            self.mirrored_tokens = get_encoding(ENCODING).encode_fens(mirrored).astype(np.uint8)
+            if self.head != STATE_VALUE:
+                self.mirrored_actions = _MIRRORED_ACTIONS[self.actions]
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -74,11 +99,17 @@ class ChessBenchDataset(torch.utils.data.Dataset):
     def __getitem__(self, idx) -> dict[str, torch.Tensor]:
         idx = np.atleast_1d(np.asarray(idx, np.int64))
         tokens = self.tokens[self.rows[idx]].astype(np.int64)  # (B, 77)
+        actions = self.actions[idx] if self.head != STATE_VALUE else None
+        if self.colour_flip_share > 0:
+            flip = np.random.default_rng([self.seed, *idx[:8].tolist()]).random(len(idx)) < self.colour_flip_share
+            tokens[flip] = self.mirrored_tokens[self.rows[idx[flip]]]
+            if actions is not None:
+                actions = np.where(flip, self.mirrored_actions[idx], actions)
         if self.head == ACTION_VALUE:
-            tokens = np.concatenate([tokens, self.actions[idx, None]], axis=1)  # (B, 78)
+            tokens = np.concatenate([tokens, actions[:, None]], axis=1)  # (B, 78)
         batch = {"tokens": torch.from_numpy(tokens)}
         if self.head == BEHAVIOURAL_CLONING:
-            batch["action"] = torch.from_numpy(self.actions[idx])
+            batch["action"] = torch.from_numpy(actions)
         else:
             batch["win"] = torch.from_numpy(self.win[idx])
         return batch
@@ -88,5 +119,5 @@ def make_dataset(roots: Sequence[Path], split: str, config: ChessBenchConfig, *,
                  max_rows: int | None = None, policy_temperature: float | None = None,
                  fen_only_share: float = 0.0, colour_flip_share: float = 0.0, seed: int = 0) -> ChessBenchDataset:
     """The family's training-data hook (``ModelFamily.dataset``). The lc0-plane settings of a run
-    (policy temperature, WDL target, history dropout, colour flips) do not apply here."""
-    return ChessBenchDataset(roots, split, config, max_rows=max_rows)
+    (policy temperature, WDL target, history dropout) do not apply here: a FEN has no history."""
+    return ChessBenchDataset(roots, split, config, max_rows=max_rows, colour_flip_share=colour_flip_share, seed=seed)
