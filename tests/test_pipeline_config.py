@@ -35,8 +35,8 @@ def test_shipped_configs_parse():
         if cfg.family == "chessformer":  # Nadam as Chessformer section III, the paper's loss weights
             assert cfg.loss.soft_policy == 8.0 and cfg.betas == (0.9, 0.98) and cfg.eps == 1e-7
         elif cfg.family == "chessbench":  # Adam, clip 1.0, an EMA, HL-Gauss (Ruoss et al.)
-            # The paper's EMA decay is 0.99; cb-2m's minutes-long GPU run averages over a longer window.
-            assert cfg.optimizer == "adam" and cfg.grad_clip == 1.0 and cfg.ema_decay in (0.99, 0.999)
+            # The paper's EMA decay is 0.99; short runs at a higher rate (cb-2m, cb-cpu) average longer.
+            assert cfg.optimizer == "adam" and cfg.grad_clip == 1.0 and 0.99 <= cfg.ema_decay <= 0.999
             assert cfg.loss.value_target == "hl_gauss"
 
 
