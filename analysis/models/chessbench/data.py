@@ -90,8 +90,6 @@ class ChessBenchDataset(torch.utils.data.Dataset):
         if colour_flip_share > 0:
             mirrored = [chess.Board(f).mirror().fen() for f in fens]
             self.mirrored_tokens = get_encoding(ENCODING).encode_fens(mirrored).astype(np.uint8)
-            if self.head != STATE_VALUE:
-                self.mirrored_actions = _MIRRORED_ACTIONS[self.actions]
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -104,7 +102,7 @@ class ChessBenchDataset(torch.utils.data.Dataset):
             flip = np.random.default_rng([self.seed, *idx[:8].tolist()]).random(len(idx)) < self.colour_flip_share
             tokens[flip] = self.mirrored_tokens[self.rows[idx[flip]]]
             if actions is not None:
-                actions = np.where(flip, self.mirrored_actions[idx], actions)
+                actions = np.where(flip, _MIRRORED_ACTIONS[actions], actions)
         if self.head == ACTION_VALUE:
             tokens = np.concatenate([tokens, actions[:, None]], axis=1)  # (B, 78)
         batch = {"tokens": torch.from_numpy(tokens)}
