@@ -168,3 +168,42 @@ def test_generated_datasets_never_hold_the_sanity_suites_mates(tmp_path):
     assert not keys & held_out_keys()
     unfiltered = blunder_mate_positions(opening_parents(eco_openings(openings), [], 6))
     assert len({" ".join(p.fen.split()[:4]) for p in unfiltered} & held_out_keys()) == 2  # what was dropped
+
+
+def test_thinned_positions_are_real_positions_with_pieces_removed():
+    import random
+
+    import chess
+
+    from analysis.data.sources import thin
+
+    rng = random.Random(3)
+    board = chess.Board("r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4")
+    children = [c for c in (thin(board, rng, "g:1") for _ in range(200)) if c is not None]
+    assert len(children) > 150 and {c.source for c in children} == {"thinned"}
+    counts = set()
+    for child in children:
+        after = child.board()
+        assert after.is_valid() and not after.is_game_over() and child.history_moves == ""
+        assert child.game_id == "g:1"  # the parent's split
+        assert after.castling_rights == after.clean_castling_rights() and after.ep_square is None
+        kept = after.piece_map()
+        # Nothing moved or appeared: every piece left stands where it stood.
+        assert all(board.piece_at(sq) == piece for sq, piece in kept.items())
+        counts.add(len(board.piece_map()) - len(kept))
+    assert min(counts) == 1 and max(counts) == 12
+
+
+def test_thinned_share_adds_thinned_children_to_the_plan(tmp_path):
+    import pyarrow.parquet as pq
+
+    from analysis.data.plan import GenerateConfig, build_plan
+
+    pgn = require_shared_data("pgn/Philidor.pgn")
+    summary = build_plan(GenerateConfig(pgn_files=[pgn], perturb_share=0.0, thinned_share=0.5, workers=1, seed=0),
+                         tmp_path)
+    sources = pq.read_table(tmp_path / "plan.parquet").column("source").to_pylist()
+    assert summary["thinned_share"] == 0.5
+    assert 0.2 < sources.count("thinned") / sources.count("pgn") < 0.6
+    with pytest.raises(ValueError, match="thinned_share"):
+        build_plan(GenerateConfig(pgn_files=[pgn], thinned_share=1.5, workers=1), tmp_path)

@@ -46,7 +46,7 @@ def _generate(args: argparse.Namespace) -> int:
         pgn_files=pgns, openings_dir=Path(args.openings) if args.openings else None,
         selfplay_games=args.selfplay_games,
         selfplay=SelfPlayConfig(limit=_limit(args), near_best=args.near_best),
-        perturb_share=args.perturb_share, min_ply=args.min_ply,
+        perturb_share=args.perturb_share, thinned_share=args.thinned_share, min_ply=args.min_ply,
         opening_plies=GenerateConfig.opening_plies if args.opening_plies is None else args.opening_plies,
         tactical_weight=GenerateConfig.tactical_weight if args.tactical_weight is None else args.tactical_weight, mate_in_one_positions=args.mate_in_one,
         blunder_mate_plies=args.blunder_mates,
@@ -98,6 +98,8 @@ def register(subparsers) -> None:
     gen.add_argument("--selfplay-games", type=int, default=0)
     gen.add_argument("--near-best", type=float, default=0.03, help="self-play: win-prob window for move sampling")
     gen.add_argument("--perturb-share", type=float, default=0.5, help="Giraffe random-move children per position")
+    gen.add_argument("--thinned-share", type=float, default=0.0,
+                     help="PGN positions given a child with random pieces removed (material counts games lack)")
     gen.add_argument("--min-ply", type=int, default=0)
     gen.add_argument("--opening-plies", type=int, default=None,
                      help="positions before this ply are kept once per game, not once overall "

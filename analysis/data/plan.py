@@ -16,7 +16,7 @@ from tqdm import tqdm
 from analysis.data.engine import find_stockfish, init_worker_engine
 from analysis.data.selfplay import SelfPlayConfig, play_game
 from analysis.data.sources import (PositionSource, blunder_mate_positions, eco_openings, mate_in_one_positions,
-                                  opening_parents, perturb, pgn_positions, tactical_score)
+                                  opening_parents, perturb, pgn_positions, tactical_score, thin)
 from analysis.eval.value_sanity import held_out_keys
 from analysis.data.store import PLAN_FILE, PLAN_SCHEMA, update_card, write_table_atomic
 
@@ -28,6 +28,7 @@ class GenerateConfig:
     selfplay_games: int = 0
     selfplay: SelfPlayConfig = SelfPlayConfig()
     perturb_share: float = 0.5  # chance of adding one perturbed child per source position
+    thinned_share: float = 0.0  # chance of adding one thinned child (pieces removed; sources.thin) per PGN position
     min_ply: int = 0
     # Positions of a game's first plies are kept once per game, as often as they occur in
     # real games, not once overall: deduplicated away, the start position and the first
@@ -85,6 +86,8 @@ def build_plan(cfg: GenerateConfig, out_dir: Path) -> dict:
         raise ValueError("test_share must be in [0, 1)")
     if not 0 <= cfg.perturb_share <= 1:
         raise ValueError("perturb_share must be in [0, 1]")
+    if not 0 <= cfg.thinned_share <= 1:
+        raise ValueError("thinned_share must be in [0, 1]")
     started = time.time()
     rng = random.Random(cfg.seed)
     candidates: list[PositionSource] = []
@@ -92,6 +95,10 @@ def build_plan(cfg: GenerateConfig, out_dir: Path) -> dict:
         candidates.append(source)
         if rng.random() < cfg.perturb_share:
             child = perturb(board, rng, source.game_id)
+            if child is not None:
+                candidates.append(child)
+        if cfg.thinned_share and rng.random() < cfg.thinned_share:
+            child = thin(board, rng, source.game_id)
             if child is not None:
                 candidates.append(child)
     selfplay = _selfplay_positions(cfg, rng)
@@ -156,6 +163,7 @@ def build_plan(cfg: GenerateConfig, out_dir: Path) -> dict:
         "selfplay_limit": cfg.selfplay.limit.describe(),
         "selfplay_near_best": cfg.selfplay.near_best,
         "perturb_share": cfg.perturb_share,
+        "thinned_share": cfg.thinned_share,
         "opening_plies": cfg.opening_plies,
         "mate_in_one_positions": cfg.mate_in_one_positions,
         "blunder_mate_plies": cfg.blunder_mate_plies,

@@ -29,7 +29,7 @@ class PositionSource:
     history_moves: str  # space-separated UCI moves from history_fen to fen
     game_id: str  # split unit: positions of one game never straddle train/test
     ply: int
-    source: str  # "pgn", "selfplay", "perturb", "mate-in-one", "blunder-mate" (plan) or "refute" (annotate)
+    source: str  # "pgn", "selfplay", "perturb", "thinned", "mate-in-one", "blunder-mate" (plan) or "refute" (annotate)
 
     def board(self) -> chess.Board:
         """The position with its recent move stack (what ``pack`` needs)."""
@@ -96,6 +96,29 @@ def perturb(board: chess.Board, rng: random.Random, game_id: str) -> PositionSou
     if child.is_game_over():
         return None
     return from_board(child, game_id, "perturb")
+
+
+def thin(board: chess.Board, rng: random.Random, game_id: str, *, max_removed: int = 12) -> PositionSource | None:
+    """A real position with 1 to ``max_removed`` random pieces (not kings) taken off the board.
+
+    Games rarely leave a side a piece or more down for long, and sparse endings
+    with a lopsided count (a rook against bare pawns) hardly occur at all, so a
+    network that reads only such games learns little of what material is worth.
+    Thinned positions, labelled by Stockfish like any other, give it those
+    counts. The result has no history (its FEN is all there is), no castling
+    rights its rooks and king no longer back, and no en passant square.
+    """
+    pieces = [sq for sq, piece in board.piece_map().items() if piece.piece_type != chess.KING]
+    if not pieces:
+        return None
+    child = chess.Board(board.fen())
+    for square in rng.sample(pieces, rng.randint(1, min(max_removed, len(pieces)))):
+        child.remove_piece_at(square)
+    child.castling_rights = child.clean_castling_rights()
+    child.ep_square = None
+    if not child.is_valid() or child.is_game_over():
+        return None
+    return from_board(child, game_id, "thinned")
 
 
 @dataclass
