@@ -97,6 +97,7 @@ def build_plan(cfg: GenerateConfig, out_dir: Path) -> dict:
             child = perturb(board, rng, source.game_id)
             if child is not None:
                 candidates.append(child)
+        # Draw only when thinning is asked for, so plans built without it are unchanged.
         if cfg.thinned_share and rng.random() < cfg.thinned_share:
             child = thin(board, rng, source.game_id)
             if child is not None:

@@ -105,8 +105,8 @@ def thin(board: chess.Board, rng: random.Random, game_id: str, *, max_removed: i
     with a lopsided count (a rook against bare pawns) hardly occur at all, so a
     network that reads only such games learns little of what material is worth.
     Thinned positions, labelled by Stockfish like any other, give it those
-    counts. The result has no history (its FEN is all there is), no castling
-    rights its rooks and king no longer back, and no en passant square.
+    counts. The result has no history (its FEN is all there is), castling
+    rights only where king and rook still stand, and no en passant square.
     """
     pieces = [sq for sq, piece in board.piece_map().items() if piece.piece_type != chess.KING]
     if not pieces:
