@@ -18,6 +18,14 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 
+def shipped_networks(family: str | None = None) -> list[Path]:
+    """The checkpoints in ``weights/``, sorted; with ``family``, only that family's."""
+    from analysis.checkpoint import read_header
+
+    paths = sorted((ROOT / "weights").glob("*.safetensors"))
+    return paths if family is None else [p for p in paths if read_header(p)[0].family == family]
+
+
 def _missing(reason: str):
     if IN_CI:
         pytest.fail(f"{reason} (CI=true: this test must run in CI)")

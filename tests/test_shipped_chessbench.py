@@ -11,10 +11,10 @@ from __future__ import annotations
 import pytest
 
 from analysis.checkpoint import read_header
-from tests.conftest import ROOT
+from analysis.models.chessbench.config import ACTION_VALUE
+from tests.conftest import shipped_networks
 
-CHESSBENCH = [p for p in sorted((ROOT / "weights").glob("*.safetensors"))
-              if read_header(p)[0].family == "chessbench"]
+CHESSBENCH = shipped_networks("chessbench")
 SAME_SPLIT = ("metrics_value", "baseline_metrics", "reference_cf_small_metrics_policy")
 
 
@@ -26,7 +26,7 @@ def test_a_trained_chessbench_network_ships():
 def test_chessbench_provenance(path):
     meta = read_header(path)[0]
     assert meta.trained and path.stat().st_size < 5_000_000
-    assert meta.config["head"] == "action_value"
+    assert meta.config["head"] == ACTION_VALUE
     assert meta.provenance["data"] and meta.provenance["steps"] > 0
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from analysis.checkpoint import read_header
-from tests.conftest import ROOT
+from tests.conftest import shipped_networks
 
-GIRAFFES = [p for p in sorted((ROOT / "weights").glob("*.safetensors")) if read_header(p)[0].family == "giraffe"]
+GIRAFFES = shipped_networks("giraffe")
 
 
 def test_a_trained_giraffe_ships():

@@ -15,9 +15,9 @@ import pytest
 
 from analysis.checkpoint import load_evaluator, read_header
 from analysis.eval.value_sanity import SUITE_VERSION, run_sanity
-from tests.conftest import ROOT
+from tests.conftest import shipped_networks
 
-SHIPPED = sorted((ROOT / "weights").glob("*.safetensors"))
+SHIPPED = shipped_networks()
 
 
 def test_there_are_shipped_networks():
