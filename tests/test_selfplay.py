@@ -13,7 +13,8 @@ from analysis.cli import main
 from analysis.encoding.graph import GRAPH_5X5
 from analysis.train.selfplay import selfplay_train
 from analysis.train.selfplay_config import SelfPlayConfig, load_selfplay_config
-from analysis.train.selfplay_games import Game, ReplayWindow, variant_board
+from analysis.gardner import variant_board
+from analysis.train.selfplay_games import Game, ReplayWindow
 
 
 def _tiny(tmp_path, **overrides) -> SelfPlayConfig:

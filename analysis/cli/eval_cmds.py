@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from analysis.cli import CommandError
+from analysis.variants import VARIANTS
 
 
 def _agent(model: str, algo: str | None, nodes: int | None, device: str | None, movetime_ms: int | None = None):
@@ -108,14 +109,27 @@ def _metrics(args) -> int:
     return 0
 
 
-def _match(args) -> int:
+def _match_openings(args) -> list:
+    """ECO lines for chess; the legal two-ply lines for Gardner chess, which has no book."""
     from analysis.data.sources import eco_openings
-    from analysis.eval.match import play_match
+    from analysis.eval.match import gardner_openings
 
+    if args.variant == "gardner":
+        if args.openings:
+            raise CommandError("--openings is for 8x8 chess: a Gardner match starts from the legal two-ply lines")
+        return gardner_openings()
+    if not args.openings:
+        raise CommandError("--openings DIR (ECO .tsv files) is required for an 8x8 match")
     try:
-        openings = eco_openings(Path(args.openings))
+        return eco_openings(Path(args.openings))
     except (OSError, FileNotFoundError) as exc:
         raise CommandError(str(exc)) from exc
+
+
+def _match(args) -> int:
+    from analysis.eval.match import play_match
+
+    openings = _match_openings(args)
     agents = []
     try:
         for spec in (args.a, args.b):
@@ -123,7 +137,7 @@ def _match(args) -> int:
         pgn = Path(args.pgn) if args.pgn else None
         started = time.time()
         result = play_match(agents[0], agents[1], openings, args.games, seed=args.seed, max_plies=args.max_plies,
-                            pgn_path=pgn, progress=not args.json)
+                            pgn_path=pgn, progress=not args.json, variant=args.variant)
     except ValueError as exc:
         raise CommandError(str(exc)) from exc
     finally:
@@ -222,7 +236,9 @@ def register(subparsers) -> None:
     p.add_argument("--a", required=True, help="MODEL:ALGO[:NODES], material-greedy or stockfish:elo=N")
     p.add_argument("--b", required=True, help="same forms as --a")
     p.add_argument("--games", type=int, default=100)
-    p.add_argument("--openings", required=True, help="directory of ECO .tsv files")
+    p.add_argument("--variant", choices=VARIANTS, default="chess",
+                   help="gardner: 5x5 Gardner chess (Stockfish cannot play it)")
+    p.add_argument("--openings", help="directory of ECO .tsv files (8x8 only)")
     p.add_argument("--pgn", help="write the games here")
     p.add_argument("--max-plies", type=int, default=400)
     p.add_argument("--seed", type=int, default=0)

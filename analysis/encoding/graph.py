@@ -196,6 +196,7 @@ GRAPH_5X5 = Encoding(
     vocabulary=lambda: vocabulary_uci(5),
     legal_moves=legal_edges,
     square_tokens=_square_tokens,  # not used: 5x5 maps are placed in real squares by the family
+    board_size=5,
 )
 
 GRAPH_ENCODINGS = {8: GRAPH_8X8, 5: GRAPH_5X5}

@@ -23,6 +23,7 @@ class Encoding:
     ``legal_moves``: a board's legal moves and their vocabulary indices.
     ``square_tokens``: for each real square (a1 = 0 ... h8 = 63), the token that
     holds it, or None when token t is square t.
+    ``board_size``: the only board the encoding reads (8x8 unless it says otherwise).
     ``encode_fens``: for encodings that are a function of the FEN alone, the same
     input straight from stored (python-chess normalised) FENs, so a training
     loader encodes its rows without building boards.
@@ -35,6 +36,7 @@ class Encoding:
     legal_moves: Callable[[chess.Board], tuple[list[chess.Move], np.ndarray]]
     square_tokens: Callable[[chess.Board], np.ndarray | None]
     encode_fens: Callable[[Sequence[str]], np.ndarray] | None = None
+    board_size: int = 8  # the board it encodes: 8, or 5 for 5x5 Gardner chess
 
     def to_real_squares(self, maps: np.ndarray, board: chess.Board) -> np.ndarray:
         """(..., T, T) token-by-token maps -> (..., 64, 64) indexed by real squares."""

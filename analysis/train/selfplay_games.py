@@ -15,16 +15,9 @@ import chess
 import numpy as np
 
 from analysis.encoding import Encoding
-from analysis.gardner import GardnerBoard
+from analysis.gardner.variants import variant_board
 from analysis.search.base import Budget
 from analysis.search.gumbel import GumbelMuZero
-
-
-def variant_board(variant: str, fen: str | None = None) -> chess.Board:
-    """The start position (or ``fen``) of ``variant``: "gardner" (5x5) or "chess"."""
-    if variant == "gardner":
-        return GardnerBoard(fen) if fen else GardnerBoard()
-    return chess.Board(fen) if fen else chess.Board()
 
 
 @dataclass
