@@ -13,6 +13,7 @@ import pytest
 from analysis.checkpoint import read_header
 from analysis.models.chessbench.config import ACTION_VALUE
 from tests.conftest import shipped_networks
+from tests.shipped_cards import assert_card_reports_the_attached_figures, assert_measured_by_the_issues_rules
 
 CHESSBENCH = shipped_networks("chessbench")
 SAME_SPLIT = ("metrics_value", "baseline_metrics", "reference_cf_small_metrics_policy")
@@ -32,23 +33,9 @@ def test_chessbench_provenance(path):
 
 @pytest.mark.parametrize("path", CHESSBENCH, ids=[p.stem for p in CHESSBENCH])
 def test_chessbench_measured_by_the_issues_rules(path):
-    m = read_header(path)[0].metrics
-    assert m["puzzles_value"]["total"] == 1000
-    assert m["sts_value"]["maximum"] == 15000
-    assert m["match_value_vs_sf1350"]["games"] == 100
-    positions = {m[name]["positions"] for name in SAME_SPLIT}
-    assert len(positions) == 1 and positions.pop() > 1000, "the metrics rows must share one test split"
+    assert_measured_by_the_issues_rules(path, "value", SAME_SPLIT)
 
 
 @pytest.mark.parametrize("path", CHESSBENCH, ids=[p.stem for p in CHESSBENCH])
 def test_chessbench_card_reports_the_attached_figures(path):
-    m, card = read_header(path)[0].metrics, path.with_suffix(".md").read_text()
-    puzzles, sts, match = m["puzzles_value"], m["sts_value"], m["match_value_vs_sf1350"]
-    assert f"{100 * puzzles['accuracy']:.1f}%" in card and f"{sts['score']:,}" in card
-    assert f"+{match['wins']} ={match['draws']} -{match['losses']}" in card
-    for name in SAME_SPLIT:
-        assert f"{100 * m[name]['action_accuracy']:.1f}%" in card, name
-        assert f"{m[name]['kendall_tau']:.3f}" in card, name
-    sanity = m["value_sanity"]
-    passed = sum(c["passed"] for c in sanity["checks"])
-    assert f"{passed}/{len(sanity['checks'])}" in card
+    assert_card_reports_the_attached_figures(path, "value", SAME_SPLIT)
