@@ -2,9 +2,10 @@
 
 Each sampled opening is played twice, once with each agent as White, so
 opening bias cancels. 5x5 Gardner chess (``variant="gardner"``) has no opening
-book: its matches start from the legal two-ply lines (``gardner_openings``). A game ends at checkmate, stalemate, insufficient
-material, a claimable threefold repetition or fifty-move draw, or at
-``max_plies`` (scored a draw and marked in the PGN).
+book: its matches start from the legal two-ply lines (``gardner_openings``).
+A game ends at checkmate, stalemate, insufficient material, a claimable
+threefold repetition or fifty-move draw, or at ``max_plies`` (scored a draw
+and marked in the PGN).
 """
 
 from __future__ import annotations
@@ -48,12 +49,8 @@ class GardnerGame(chess.pgn.Game):
 
 def gardner_openings(plies: int = 2) -> list[Opening]:
     """The Gardner start's legal lines of ``plies`` moves (53 of two), as openings to sample."""
-    openings = []
-    for line in opening_lines("gardner", plies):
-        board = variant_board("gardner")
-        name = board.variation_san(line)
-        openings.append(Opening("", name, line))
-    return openings
+    start = variant_board("gardner")
+    return [Opening("", start.variation_san(line), line) for line in opening_lines("gardner", plies)]
 
 
 def check_plays(agent: Agent, variant: str) -> None:

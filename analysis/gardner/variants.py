@@ -20,13 +20,16 @@ def variant_board(variant: str, fen: str | None = None) -> chess.Board:
 def opening_lines(variant: str, plies: int) -> list[list[chess.Move]]:
     """Every legal line of ``plies`` moves from the start: Gardner chess has no opening book, so a
     match samples these instead, as an 8x8 match samples ECO lines."""
-    lines: list[list[chess.Move]] = [[]]
-    for _ in range(plies):
-        grown = []
-        for line in lines:
-            board = variant_board(variant)
-            for move in line:
-                board.push(move)
-            grown += [[*line, move] for move in board.legal_moves]
-        lines = grown
-    return lines
+    board = variant_board(variant)
+
+    def grow(depth: int) -> list[list[chess.Move]]:
+        if depth == 0:
+            return [[]]
+        lines = []
+        for move in list(board.legal_moves):
+            board.push(move)
+            lines += [[move, *rest] for rest in grow(depth - 1)]
+            board.pop()
+        return lines
+
+    return grow(plies)
