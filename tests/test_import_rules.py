@@ -1,0 +1,262 @@
+"""The layering rules of docs/architecture.md, held on the import graph.
+
+Static: every ``.py`` under ``analysis/``, ``workers/`` and ``webapp/`` is parsed with ``ast``, and every
+import in it counts (module level, inside functions, under ``if TYPE_CHECKING``), relative imports
+resolved against the importing module, plus ``importlib.import_module("literal")``. Nothing is
+imported, so a rule broken only on a path the tests never run is still found.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("analysis", "workers", "webapp")
+
+# R1: the library runs without the site: no Django, no Celery, no Channels (nor their own parts).
+SITE_SIDE = ("webapp", "workers", "django", "celery", "kombu", "channels", "channels_redis", "rest_framework")
+# R3: the site's whole view of the worker package.
+WORKERS_PUBLIC_FACE = ("workers.celery_app", "workers.dispatch")
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str  # importing module, dotted
+    target: str  # imported module, dotted (a name imported from a module counts as that module)
+    where: str  # path:line
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.source} imports {self.target}"
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def is_package(path: Path) -> bool:
+    return path.name == "__init__.py"
+
+
+def _resolve_from(node: ast.ImportFrom, source: str, package: bool) -> str:
+    """The absolute module named by ``from <node.module> import ...`` in module ``source``."""
+    if not node.level:
+        return node.module or ""
+    base = source.split(".") if package else source.split(".")[:-1]
+    if node.level > 1:
+        base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+def _literal_import_module(node: ast.Call) -> str | None:
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    if name != "import_module" or not node.args:
+        return None
+    first = node.args[0]
+    return first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+
+
+def imports_of(path: Path, root: Path, modules: set[str]) -> list[Import]:
+    """Every import in one file; ``from X import Y`` is X.Y where X.Y is one of our modules, else X."""
+    source = module_name(path, root)
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: list[Import] = []
+
+    def add(target: str, line: int) -> None:
+        edge = Import(source, target, f"{path.relative_to(root)}:{line}")
+        if edge not in found:  # ``from m import a, b`` is one import of m
+            found.append(edge)
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                add(alias.name, node.lineno)
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve_from(node, source, is_package(path))
+            for alias in node.names:
+                sub = f"{base}.{alias.name}" if base else alias.name
+                add(sub if sub in modules else base, node.lineno)
+        elif isinstance(node, ast.Call) and (literal := _literal_import_module(node)):
+            add(literal, node.lineno)
+    return found
+
+
+def import_graph(root: Path = ROOT) -> list[Import]:
+    files = [p for package in PACKAGES if (root / package).is_dir() for p in sorted((root / package).rglob("*.py"))]
+    modules = {module_name(p, root) for p in files}
+    return [edge for p in files for edge in imports_of(p, root, modules)]
+
+
+def within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def r1_analysis_is_a_library(edges: list[Import]) -> list[Import]:
+    return [e for e in edges if within(e.source, "analysis") and any(within(e.target, p) for p in SITE_SIDE)]
+
+
+def r2_workers_never_import_the_site(edges: list[Import]) -> list[Import]:
+    return [e for e in edges if within(e.source, "workers") and within(e.target, "webapp")]
+
+
+def r3_the_site_sees_only_the_workers_public_face(edges: list[Import]) -> list[Import]:
+    return [
+        e for e in edges
+        if within(e.source, "webapp") and within(e.target, "workers")
+        and not any(within(e.target, face) for face in WORKERS_PUBLIC_FACE)
+    ]
+
+
+def model_families(root: Path = ROOT) -> set[str]:
+    models = root / "analysis" / "models"
+    return {f"analysis.models.{d.name}" for d in models.iterdir() if (d / "__init__.py").is_file()}
+
+
+def room(module: str) -> str:
+    """The analysis subpackage (or top-level module) a module belongs to: ``analysis.X``."""
+    return ".".join(module.split(".")[:2])
+
+
+def circles(edges: list[Import]) -> list[list[str]]:
+    """Strongly connected groups (more than one room) of the graph between analysis's rooms."""
+    graph: dict[str, set[str]] = {}
+    for e in edges:
+        if within(e.source, "analysis") and within(e.target, "analysis") and room(e.source) != room(e.target):
+            if room(e.source) != "analysis" and room(e.target) != "analysis":
+                graph.setdefault(room(e.source), set()).add(room(e.target))
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan; the graph has a few dozen nodes
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return groups
+
+
+def r5_analysis_flows_one_way(edges: list[Import], families: set[str]) -> list[str]:
+    broken = [f"circle between {' <-> '.join(group)}" for group in circles(edges)]
+    forbidden = [
+        ("analysis.encoding", "analysis.models"),
+        ("analysis.models", "analysis.train"),
+        ("analysis.models", "analysis.eval"),
+        ("analysis.models", "analysis.cli"),
+        ("analysis.data", "analysis.eval"),
+    ]
+    for e in edges:
+        if any(within(e.source, src) and within(e.target, dst) for src, dst in forbidden):
+            broken.append(str(e))
+        mine = [f for f in families if within(e.source, f)]
+        other = [f for f in families if within(e.target, f) and f not in mine]
+        if mine and other:
+            broken.append(f"{e} (another model family)")
+    return broken
+
+
+def r6_networks_never_import_analyses(edges: list[Import]) -> list[Import]:
+    return [e for e in edges if within(e.source, "webapp.networks") and within(e.target, "webapp.analyses")]
+
+
+@pytest.fixture(scope="module")
+def edges() -> list[Import]:
+    return import_graph()
+
+
+def test_the_graph_holds_every_file_and_the_imports_we_know(edges):
+    sources = {e.source for e in edges}
+    assert {"analysis.cli", "workers.celery_app", "webapp.analyses.views"} <= sources
+    assert any(within(e.source, "webapp") and within(e.target, "analysis") for e in edges)
+
+
+def _none(broken: list) -> None:
+    lines = [str(b) for b in broken]
+    assert not lines, f"{len(lines)} imports break the rule:\n" + "\n".join(lines)
+
+
+def test_r1_analysis_imports_nothing_of_the_site(edges):
+    _none(r1_analysis_is_a_library(edges))
+
+
+def test_r2_workers_import_nothing_from_webapp(edges):
+    _none(r2_workers_never_import_the_site(edges))
+
+
+def test_r3_webapp_imports_only_the_workers_public_face(edges):
+    _none(r3_the_site_sees_only_the_workers_public_face(edges))
+
+
+def test_r5_analysis_flows_one_way(edges):
+    _none(r5_analysis_flows_one_way(edges, model_families()))
+
+
+def test_r6_the_networks_app_does_not_import_the_analyses_app(edges):
+    _none(r6_networks_never_import_analyses(edges))
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def test_the_checker_finds_each_kind_of_broken_import(tmp_path):
+    """A tree that breaks every rule once, through each way of importing, is caught on every rule."""
+    _write(tmp_path, {
+        "analysis/__init__.py": "",
+        "analysis/eval/__init__.py": "from ..models import thing\n",
+        "analysis/encoding/__init__.py": "def f():\n    from analysis.models.a import net\n",
+        "analysis/models/__init__.py": "",
+        "analysis/models/thing.py": "import importlib\nimportlib.import_module('analysis.eval')\n",
+        "analysis/models/a/__init__.py": "from ..b import layers\n",
+        "analysis/models/a/net.py": "",
+        "analysis/models/b/__init__.py": "",
+        "analysis/models/b/layers.py": "",
+        "analysis/data/plan.py": "from . import x\nfrom ..eval import checks\n",
+        "analysis/heads.py": "def g():\n    import django.db\n",
+        "workers/__init__.py": "",
+        "workers/tasks.py": "from webapp.analyses import runner\n",
+        "workers/dispatch.py": "",
+        "webapp/__init__.py": "",
+        "webapp/analyses/__init__.py": "",
+        "webapp/analyses/views.py": "from workers.dispatch import send_task\nfrom workers import tasks\n",
+        "webapp/networks/__init__.py": "",
+        "webapp/networks/models.py": "def h():\n    from ..analyses import views\n",
+    })
+    edges = import_graph(tmp_path)
+    assert [e.where for e in r1_analysis_is_a_library(edges)] == ["analysis/heads.py:2"]
+    assert [e.target for e in r2_workers_never_import_the_site(edges)] == ["webapp.analyses"]
+    assert [e.target for e in r3_the_site_sees_only_the_workers_public_face(edges)] == ["workers.tasks"]
+    assert [e.target for e in r6_networks_never_import_analyses(edges)] == ["webapp.analyses.views"]
+    broken = r5_analysis_flows_one_way(edges, model_families(tmp_path))
+    assert "circle between analysis.eval <-> analysis.models" in broken
+    assert any("analysis.encoding imports analysis.models.a.net" in b for b in broken)
+    assert any("analysis.models.thing imports analysis.eval" in b for b in broken)
+    assert any("analysis.data.plan imports analysis.eval" in b for b in broken)
+    assert any("analysis.models.a imports analysis.models.b.layers (another model family)" in b for b in broken)
