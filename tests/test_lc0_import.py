@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import torch
 
-from analysis.checkpoint import CheckpointError
+from analysis.checkpoint import CheckpointError, load_checkpoint
 from analysis.cli import main
 from analysis.encoding.policy_index import move_to_index
-from analysis.models.lc0.convert import convert, load_converted
+from analysis.models.lc0.convert import convert
 from analysis.models.lc0.evaluate import evaluate_boards
 from analysis.models.lc0.model import from_lc0, load_lc0
 from analysis.models.lc0.planes import (FLIP, MIRROR, TRANSPOSE, apply_transform, encode_position,
@@ -218,7 +218,7 @@ def test_attention_maps_undo_the_canonical_transform(source, fen, reflect):
 def test_conversion_round_trip(tmp_path, source):
     path = require_shared_data(source)
     out = convert(path, tmp_path / "net.safetensors")
-    model, meta = load_converted(out)
+    model, meta = load_checkpoint(out)
     original = load_lc0(path)
     assert meta.family == original.family and meta.trained
     assert meta.provenance["sha256"] == read_net(path).sha256
@@ -232,7 +232,7 @@ def test_conversion_round_trip(tmp_path, source):
 
 def test_float16_conversion_stays_within_tolerance(tmp_path):
     out = convert(require_shared_data(T1), tmp_path / "net.safetensors", float16=True)
-    _, meta = load_converted(out)
+    _, meta = load_checkpoint(out)
     assert meta.provenance["storage"] == "float16"
     assert meta.provenance["float16_max_output_difference"] <= 1e-3
 

@@ -18,7 +18,7 @@ One module per part, as lczero-training splits its model:
 ``model``           ``build(family, config)``, ``load_lc0(path)``
 ``planes``          input formats 2..5, 132, 133 and the canonical transform
 ``evaluate``        boards in, legal-move policy / WDL / attention (real squares) out
-``convert``         ``.pb.gz`` -> Sightline checkpoint (in memory or a file), and back
+``convert``         ``.pb.gz`` -> Sightline checkpoint (in memory or a file)
 ``encodings``       each input format as a registered encoding (token layout)
 ``decoding``        raw outputs -> ``Evaluation`` (the one evaluator's decode)
 ``losses``          fine-tuning losses on Sightline's data
@@ -27,13 +27,13 @@ One module per part, as lczero-training splits its model:
 ==================  ==========================================================
 
 Families: ``lc0-resnet`` and ``lc0-attention``. Every bad input raises
-``analysis.checkpoint.CheckpointError`` naming the problem.
+``analysis.errors.CheckpointError`` naming the problem.
 """
 
-from analysis.models.lc0.convert import convert, load_converted
+from analysis.models.lc0.convert import convert
 from analysis.models.lc0.evaluate import Lc0Answer, evaluate_boards
 from analysis.models.lc0.model import ATTENTION, FAMILIES, RESNET, build, from_lc0, input_encoding, load_lc0
 from analysis.models.lc0.reader import read_net
 
 __all__ = ["ATTENTION", "FAMILIES", "Lc0Answer", "RESNET", "build", "convert", "evaluate_boards", "from_lc0",
-           "input_encoding", "load_converted", "load_lc0", "read_net"]
+           "input_encoding", "load_lc0", "read_net"]

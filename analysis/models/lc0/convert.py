@@ -1,4 +1,4 @@
-"""Converting an lc0 ``.pb.gz`` into an ordinary Sightline checkpoint, and loading one back.
+"""Converting an lc0 ``.pb.gz`` into an ordinary Sightline checkpoint (loaded back like any other).
 
 The checkpoint is the usual safetensors file (``analysis.checkpoint``): family
 ``lc0-resnet`` or ``lc0-attention``, the config as JSON, ``input_encoding``
@@ -14,9 +14,10 @@ from pathlib import Path
 import chess
 import torch
 
-from analysis.checkpoint import CheckpointError, CheckpointMeta, load_checkpoint, read_header, write_atomically
+from analysis.checkpoint_file import CheckpointMeta, write_atomically
+from analysis.errors import CheckpointError
 from analysis.models.lc0.evaluate import evaluate_boards
-from analysis.models.lc0.model import ATTENTION, FAMILIES, RESNET, build, from_lc0, input_encoding
+from analysis.models.lc0.model import ATTENTION, RESNET, build, from_lc0, input_encoding
 from analysis.models.lc0.reader import read_net
 
 FLOAT16_TOLERANCE = 1e-3
@@ -75,12 +76,4 @@ def convert(source: str | Path, out: str | Path, *, float16: bool = False) -> Pa
     return write_atomically(out, tensors, meta)
 
 
-def load_converted(path: str | Path) -> tuple[torch.nn.Module, CheckpointMeta]:
-    """A converted checkpoint, loaded and checked as every checkpoint is; refused unless it is an lc0 one."""
-    meta, _ = read_header(path)
-    if meta.family not in FAMILIES:
-        raise CheckpointError(f"{path}: is a {meta.family!r} checkpoint, not an lc0 one")
-    return load_checkpoint(path)
-
-
-__all__ = ["ATTENTION", "RESNET", "convert", "import_net", "load_converted", "output_difference"]
+__all__ = ["ATTENTION", "RESNET", "convert", "import_net", "output_difference"]

@@ -8,7 +8,7 @@ and value weights on ``Weights`` itself; they become the "vanilla" policy and
 
 from __future__ import annotations
 
-from analysis.checkpoint import CheckpointError
+from analysis.errors import CheckpointError
 from analysis.models.lc0.activations import resolve
 from analysis.models.lc0.config import AttentionConfig
 from analysis.models.lc0.reader import ACTIVATIONS, Lc0File

@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from analysis.checkpoint import CheckpointError
+from analysis.errors import CheckpointError
 from analysis.models.lc0.attention import Lc0Attention
 from analysis.models.lc0.config import AttentionConfig, ResNetConfig, config_from_dict
 from analysis.models.lc0.import_attention import attention_config, attention_state

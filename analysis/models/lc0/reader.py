@@ -18,7 +18,7 @@ from pathlib import Path
 
 from google.protobuf.message import DecodeError
 
-from analysis.checkpoint import CheckpointError
+from analysis.errors import CheckpointError
 from analysis.models.lc0.proto import net_class
 from analysis.models.lc0.weights import LINEAR16
 

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import torch
 
-from analysis.checkpoint import CheckpointError
+from analysis.errors import CheckpointError
 from analysis.models.lc0.weights import decode_layer, layer_size
 
 BN_EPS = 1e-5  # lc0's batch-norm epsilon

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.checkpoint import CheckpointError
+from analysis.errors import CheckpointError
 
 LINEAR16, FLOAT16, BFLOAT16, FLOAT32 = 1, 2, 3, 4
 ENCODING_NAMES = {0: "UNKNOWN_ENCODING", LINEAR16: "LINEAR16", FLOAT16: "FLOAT16", BFLOAT16: "BFLOAT16",
