@@ -17,7 +17,7 @@ from analysis.models.chessbench.data import ChessBenchDataset
 from analysis.models.chessbench.losses import ChessBenchLossWeights, chessbench_losses, one_hot_bins
 from analysis.train.config import TrainConfig, load_config
 from analysis.train.loop import train
-from analysis.train.losses import hl_gauss_targets
+from analysis.models.losses import hl_gauss_targets
 from tests.annotated_fixture import write_fixture_dataset
 
 

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from analysis.models.chessformer.losses import ChessformerLossWeights, chessformer_losses
-from analysis.train.losses import bin_centers, expected_value, hl_gauss_loss, hl_gauss_targets, sharpen
+from analysis.models.losses import bin_centers, expected_value, hl_gauss_loss, hl_gauss_targets, sharpen
 
 
 @pytest.mark.parametrize("num_bins", [32, 128])

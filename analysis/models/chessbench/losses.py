@@ -12,7 +12,7 @@ import torch.nn.functional as F
 
 from analysis.models.chessbench.config import ACTION_VALUE, BEHAVIOURAL_CLONING, STATE_VALUE
 from analysis.models.chessbench.model import OUTPUT_NAMES
-from analysis.train.losses import hl_gauss_targets, soft_cross_entropy
+from analysis.models.losses import hl_gauss_targets, soft_cross_entropy
 
 VALUE_TARGETS = ("hl_gauss", "one_hot")
 

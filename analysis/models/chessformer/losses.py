@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from analysis.train.losses import hl_gauss_loss, sharpen, soft_cross_entropy
+from analysis.models.losses import hl_gauss_loss, sharpen, soft_cross_entropy
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from analysis.train.losses import soft_cross_entropy
+from analysis.models.losses import soft_cross_entropy
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,10 @@
 - HL-Gauss (Imani & White 2018; ChessBench section 2, sigma = 0.75 bin width
   as recommended by Farebrother et al. 2024): a value in [0, 1] becomes a
   distribution over K uniform bins by integrating a Gaussian centred on it.
-- Behavioural cloning: cross-entropy against the oracle move.
 - ``sharpen``: the soft-policy target.
 
-A family's own losses live in its package (e.g. ``analysis.models.chessformer.losses``).
+Each family's own losses live beside its model (e.g. ``analysis.models.chessformer.losses``)
+and take these pieces from here.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 
 import torch
-import torch.nn.functional as F
 
 
 def bin_edges(num_bins: int, low: float = 0.0, high: float = 1.0) -> torch.Tensor:
@@ -62,14 +61,6 @@ def soft_cross_entropy(logits: torch.Tensor, targets: torch.Tensor, mask: torch.
     log_probs = torch.log_softmax(logits, -1)
     terms = torch.where(targets > 0, targets * log_probs, torch.zeros_like(log_probs))
     return -terms.sum(-1).mean()
-
-
-def behavioural_cloning_loss(logits: torch.Tensor, actions: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-    """Cross-entropy against the oracle action index (ChessBench's BC target)."""
-    logits = logits.float()
-    if mask is not None:
-        logits = logits.masked_fill(~mask, float("-inf"))
-    return F.cross_entropy(logits, actions)
 
 
 def sharpen(policy: torch.Tensor, temperature: float) -> torch.Tensor:
