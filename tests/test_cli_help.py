@@ -32,12 +32,9 @@ def test_every_commands_help_imports_nothing_heavy():
     assert probe["heavy"] == []
 
 
-def test_declared_importers_and_search_names_match_the_real_ones():
-    from analysis import search_names
+def test_declared_importers_match_the_real_ones():
     from analysis.models import IMPORTERS, load_families
-    from analysis.search.registry import SEARCHES
 
     declared = {name: tuple(endings) for name, endings in IMPORTERS.items()}
     found = {f.importer.name: tuple(f.importer.suffixes) for f in load_families() if f.importer is not None}
     assert declared == found
-    assert search_names.SEARCH_NAMES == tuple(SEARCHES)

@@ -12,8 +12,8 @@ import chess
 import pytest
 
 from analysis.evaluator import MaterialEvaluator
-from analysis.search import (SEARCH_NAMES, Budget, GumbelSettings, MCTSSettings, make_search,
-                             make_settings, run_search)
+from analysis.search import (Budget, GumbelSettings, MCTSSettings, make_search, make_settings, run_search,
+                             search_names)
 from analysis.search.base import PROGRESS_INTERVAL
 from tests.conftest import ROOT
 
@@ -149,7 +149,7 @@ def test_dirichlet_noise_is_off_by_default_and_changes_root_priors_when_on():
 
 
 def test_registry_and_settings_errors():
-    assert SEARCH_NAMES == ("policy", "value", "mcts", "gumbel", "probability", "alphabeta")
+    assert search_names() == ("policy", "value", "mcts", "gumbel", "probability", "alphabeta")
     assert make_settings("mcts", {"cpuct": "2.5", "noise": "true"}).cpuct == 2.5
     with pytest.raises(ValueError, match="unknown search"):
         make_search("minimax", MaterialEvaluator())

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from analysis.cli import CommandError
 from analysis.cli.model_cmds import STARTING_FEN, board_from_args
-from analysis.search_names import SEARCH_NAMES
+from analysis.search_catalogue import search_names
 
 if TYPE_CHECKING:  # imported where a command runs: --help stays light
     import chess
@@ -26,7 +26,7 @@ def register(subparsers) -> None:
     search.add_argument("--model", required=True, help="checkpoint path, or 'material'")
     search.add_argument("--fen", default=STARTING_FEN)
     search.add_argument("--moves", nargs="*", default=[], metavar="UCI", help="moves played from the FEN")
-    search.add_argument("--algo", required=True, choices=SEARCH_NAMES)
+    search.add_argument("--algo", required=True, choices=search_names())
     limit = search.add_mutually_exclusive_group()
     limit.add_argument("--nodes", type=int, help="node budget")
     limit.add_argument("--movetime", type=int, metavar="MS", help="time budget in milliseconds")
@@ -39,7 +39,7 @@ def register(subparsers) -> None:
 
     uci = subparsers.add_parser("uci", help="speak UCI on stdin/stdout (for chess GUIs)")
     uci.add_argument("--model", required=True, help="checkpoint path, or 'material'")
-    uci.add_argument("--algo", default="mcts", choices=SEARCH_NAMES)
+    uci.add_argument("--algo", default="mcts", choices=search_names())
     uci.add_argument("--device", default=None, help="cpu or cuda (default: auto)")
     uci.set_defaults(handler=run_uci)
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from analysis.cli import CommandError
-from analysis.search_names import SEARCH_NAMES
+from analysis.search_catalogue import search_names
 
 
 def _evaluator(model: str, device: str | None, threads: int | None = None):
@@ -50,8 +50,8 @@ def _value_quality(args) -> int:
         raise CommandError("--limit must be a positive number of positions")
     if args.nodes is not None and (args.algo is None or args.nodes < 1):
         raise CommandError("--nodes needs --algo and a positive number")
-    if args.algo is not None and args.algo not in SEARCH_NAMES:
-        raise CommandError(f"unknown search {args.algo!r}; known: {', '.join(SEARCH_NAMES)}")
+    if args.algo is not None and args.algo not in search_names():
+        raise CommandError(f"unknown search {args.algo!r}; known: {', '.join(search_names())}")
     try:
         samples = load_value_samples(Path(args.data), args.split, args.limit)
     except (OSError, ValueError, KeyError) as exc:

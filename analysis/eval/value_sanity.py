@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import chess
 
-from analysis.search import SEARCH_NAMES, Budget, run_search
+from analysis.search import Budget, run_search, search_names
 
 SUITE_VERSION = 1
 # Issue 9's target for the start position, White's view (Stockfish 15.1 at depth 14: 0.535).
@@ -161,7 +161,7 @@ def _mirror_check(line: Line, board: chess.Board, pairs: list[tuple[str, chess.B
 
 def _terminal_check(line: Line, board: chess.Board, evaluator, raw: float) -> dict:
     expected = 0.0 if board.is_checkmate() else 0.5
-    results = {name: run_search(name, board, evaluator, budget=TERMINAL_BUDGET) for name in SEARCH_NAMES}
+    results = {name: run_search(name, board, evaluator, budget=TERMINAL_BUDGET) for name in search_names()}
     wrong = [f"{n} {r.score:.3f}" + (f" plays {r.best_move.uci()}" if r.best_move else "")
              for n, r in results.items() if r.score != expected or r.best_move is not None]
     detail = (f"rules' score {expected:.1f} for the side to move from every search" if not wrong

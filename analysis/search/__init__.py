@@ -6,7 +6,7 @@
                         budget=Budget(nodes=800), progress=callback)
 
 * ``name``: "policy", "value", "mcts", "gumbel", "probability" or "alphabeta"
-  (``SEARCH_NAMES``).
+  (``search_names()``; the catalogue is ``analysis.search_catalogue``).
 * ``board``: a ``chess.Board`` whose move stack is the game so far (networks
   see the history; repetitions are judged from it). It is not modified.
 * ``evaluator``: anything implementing ``analysis.evaluator.Evaluator``.
@@ -40,13 +40,13 @@ from analysis.search.gumbel import GumbelMuZero, GumbelSettings
 from analysis.search.mcts import MCTS, MCTSSettings
 from analysis.search.policy import PolicySearch, PolicySettings
 from analysis.search.probability import ProbabilitySearch, ProbabilitySettings
-from analysis.search.registry import (SEARCH_NAMES, SEARCHES, make_search, make_settings, run_search,
-                                      search_class)
+from analysis.search.registry import make_search, make_settings, run_search, search_class
 from analysis.search.value import ValueSearch, ValueSettings
+from analysis.search_catalogue import search_names
 
 __all__ = [
     "AlphaBeta", "AlphaBetaSettings", "Budget", "GumbelMuZero", "GumbelSettings", "MCTS", "MCTSSettings",
     "PolicySearch", "PolicySettings", "ProbabilitySearch", "ProbabilitySettings", "RootMove",
-    "SEARCHES", "SEARCH_NAMES", "Search", "SearchResult", "ValueSearch", "ValueSettings", "make_search",
-    "make_settings", "run_search", "search_class",
+    "Search", "SearchResult", "ValueSearch", "ValueSettings", "make_search", "make_settings", "run_search",
+    "search_class", "search_names",
 ]

@@ -20,6 +20,7 @@ from typing import Hashable, Iterator
 
 import chess
 
+from analysis import search_catalogue as catalogue
 from analysis.evaluator import Evaluator, MaterialEvaluator
 from analysis.search.base import (Budget, RootMove, Search, SearchControl, SearchResult, StopSearch,
                                   draw_by_rule, evaluation_value, mate_moves_from_plies,
@@ -424,7 +425,7 @@ class AlphaBetaCore(Search):
 class AlphaBeta(AlphaBetaCore):
     """Depth-limited iterative deepening (the budget's depth, else ``max_depth`` plies)."""
 
-    name = "alphabeta"
+    spec = catalogue.ALPHABETA
     settings_type = AlphaBetaSettings
     default_budget = Budget(nodes=20_000)
 

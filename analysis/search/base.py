@@ -18,6 +18,7 @@ from typing import Any, Callable, ClassVar, Hashable
 import chess
 
 from analysis.evaluator import Evaluation, Evaluator, score_to_centipawns
+from analysis.search_catalogue import SearchSpec
 
 # How often progress is reported (seconds): about 10 events per second.
 PROGRESS_INTERVAL = 0.1
@@ -186,11 +187,21 @@ class SearchControl:
 
 
 class Search(ABC):
-    """Base class: one algorithm bound to one evaluator and its settings."""
+    """Base class: one algorithm bound to one evaluator and its settings.
 
+    A concrete search names its catalogue entry in ``spec`` (``analysis.search_catalogue``);
+    its ``name`` is the entry's.
+    """
+
+    spec: ClassVar[SearchSpec]
     name: ClassVar[str]
     settings_type: ClassVar[type]
     default_budget: ClassVar[Budget] = Budget(nodes=800)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "spec" in cls.__dict__:
+            cls.name = cls.spec.name
 
     def __init__(self, evaluator: Evaluator, settings: Any = None):
         if settings is None:

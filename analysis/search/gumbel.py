@@ -26,6 +26,7 @@ from typing import Iterator
 import chess
 import numpy as np
 
+from analysis import search_catalogue as catalogue
 from analysis.search.base import (Budget, RootMove, Search, SearchControl, SearchResult,
                                   mate_moves_from_plies, value_to_score, value_to_wdl)
 from analysis.search.tree import (EvalCache, LeafBatch, Node, TreeEvaluator, backup,
@@ -102,7 +103,7 @@ def halving_levels(max_considered: int, simulations: int) -> list[tuple[int, int
 
 
 class GumbelMuZero(Search):
-    name = "gumbel"
+    spec = catalogue.GUMBEL
     settings_type = GumbelSettings
     default_budget = Budget(nodes=200)
 

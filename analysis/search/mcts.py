@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import chess
 import numpy as np
 
+from analysis import search_catalogue as catalogue
 from analysis.search.base import (Budget, RootMove, Search, SearchControl, SearchResult,
                                   mate_moves_from_plies, value_to_score, value_to_wdl)
 from analysis.search.tree import (EvalCache, LeafBatch, Node, TreeEvaluator, backup, best_child,
@@ -60,7 +61,7 @@ class MCTSSettings:
 
 
 class MCTS(Search):
-    name = "mcts"
+    spec = catalogue.MCTS
     settings_type = MCTSSettings
     default_budget = Budget(nodes=800)
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import chess
 
+from analysis import search_catalogue as catalogue
 from analysis.search.base import (Budget, RootMove, Search, SearchControl, SearchResult,
                                   evaluation_value, terminal_value, value_to_score, value_to_wdl)
 
@@ -24,7 +25,7 @@ class PolicySettings:
 class PolicySearch(Search):
     """Searchless: the move the network ranks highest. Needs a model with a policy head."""
 
-    name = "policy"
+    spec = catalogue.POLICY
     settings_type = PolicySettings
     default_budget = Budget(nodes=1)
 

@@ -30,6 +30,7 @@ from typing import Iterator
 
 import chess
 
+from analysis import search_catalogue as catalogue
 from analysis.search.alphabeta import AlphaBetaCore, log_probabilities
 from analysis.search.base import Budget
 from analysis.search.see import see
@@ -63,7 +64,7 @@ class ProbabilitySettings:
 
 
 class ProbabilitySearch(AlphaBetaCore):
-    name = "probability"
+    spec = catalogue.PROBABILITY
     settings_type = ProbabilitySettings
     default_budget = Budget(nodes=20_000)
 

@@ -1,38 +1,27 @@
-"""Searches by name, with their typed settings."""
+"""Searches by name, with their typed settings: the classes behind ``analysis.search_catalogue``."""
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import typing
 from typing import Any
 
 import chess
 
 from analysis.evaluator import Evaluator
-from analysis import search_names as names
-from analysis.search.alphabeta import AlphaBeta, AlphaBetaSettings
+from analysis.search_catalogue import search_spec
 from analysis.search.base import Budget, ProgressCallback, Search, SearchResult
-from analysis.search.gumbel import GumbelMuZero, GumbelSettings
-from analysis.search.mcts import MCTS, MCTSSettings
-from analysis.search.policy import PolicySearch, PolicySettings
-from analysis.search.probability import ProbabilitySearch, ProbabilitySettings
-from analysis.search.value import ValueSearch, ValueSettings
-
-SEARCHES: dict[str, type[Search]] = {
-    cls.name: cls for cls in (PolicySearch, ValueSearch, MCTS, GumbelMuZero, ProbabilitySearch, AlphaBeta)
-}
-SEARCH_NAMES = tuple(SEARCHES)
-if SEARCH_NAMES != names.SEARCH_NAMES:
-    raise ImportError(f"analysis.search_names lists {names.SEARCH_NAMES}; the registry has {SEARCH_NAMES}")
-SettingsType = (PolicySettings | ValueSettings | MCTSSettings | GumbelSettings | ProbabilitySettings
-                | AlphaBetaSettings)
 
 
 def search_class(name: str) -> type[Search]:
-    try:
-        return SEARCHES[name]
-    except KeyError:
-        raise ValueError(f"unknown search {name!r}; choose one of {', '.join(SEARCH_NAMES)}") from None
+    """The class registered as ``name`` in the catalogue, imported on first use."""
+    spec = search_spec(name)
+    module, _, attribute = spec.implementation.partition(":")
+    cls = getattr(importlib.import_module(module), attribute)
+    if getattr(cls, "spec", None) is not spec:
+        raise TypeError(f"{spec.implementation} does not carry the catalogue's entry for {name!r}")
+    return cls
 
 
 def make_settings(name: str, values: dict[str, Any] | None = None) -> Any:

@@ -11,10 +11,9 @@ carries on.
 
 from __future__ import annotations
 
-import math
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, TextIO
 
 import chess
@@ -22,7 +21,8 @@ import chess
 from analysis.evaluator import Evaluator, score_to_centipawns
 from analysis.positions import board_from_fen, play_uci
 from analysis.search.base import Budget, Search, SearchResult
-from analysis.search.registry import SEARCH_NAMES, make_search, make_settings
+from analysis.search.registry import make_search, make_settings
+from analysis.search_catalogue import UCIOption, search_names, search_spec, uci_options
 
 ENGINE_NAME = "Sightline"
 DEFAULT_MOVES_TO_GO = 30   # sudden death: plan as if this many moves remain
@@ -30,16 +30,27 @@ MIN_THINK_MS = 10
 STOP_POLL_S = 0.02         # how often ``stop`` repeats its request until the search thread ends
 
 
+GO_NUMBERS = ("wtime", "btime", "winc", "binc", "movestogo", "depth", "nodes", "movetime", "mate")
+GO_POSITIVE = ("depth", "nodes", "movetime", "mate", "movestogo")
+
+
 @dataclass
 class Options:
+    """The engine's own options; ``search_values`` holds the searches' options set so far
+    (by lower-case UCI name), which a search takes when its catalogue entry lists them."""
+
     algorithm: str = "mcts"
     nodes: int = 0            # node budget for every go without its own limit (0: none)
-    cpuct: float = 1.745
-    batch_size: int = 32
     device: str = "auto"
     move_overhead_ms: int = 50
     show_wdl: bool = True
     multipv: int = 1          # lines per info block: the best line, then the next root moves
+    search_values: dict[str, int | float] = field(default_factory=dict)
+
+    def settings_for(self, algorithm: str) -> dict[str, int | float]:
+        """The settings values of ``algorithm`` that its UCI options have set."""
+        return {option.setting: self.search_values[option.name.lower()]
+                for option in search_spec(algorithm).uci_options if option.name.lower() in self.search_values}
 
 
 def allocate_time_ms(remaining_ms: int, increment_ms: int, moves_to_go: int | None,
@@ -99,8 +110,7 @@ class UCIEngine:
 
     def __init__(self, load_evaluator: Callable[[str | None], Evaluator], *, algorithm: str = "mcts",
                  model_label: str = "", out: TextIO | None = None):
-        if algorithm not in SEARCH_NAMES:
-            raise ValueError(f"unknown search {algorithm!r}")
+        search_spec(algorithm)  # an unknown name raises ValueError
         self._load = load_evaluator
         self.options = Options(algorithm=algorithm)
         self.evaluator = load_evaluator(None)
@@ -157,10 +167,10 @@ class UCIEngine:
         self.send("id author Sightline team")
         o = Options()
         self.send(f"option name Algorithm type combo default {self.options.algorithm} "
-                  + " ".join(f"var {n}" for n in SEARCH_NAMES))
+                  + " ".join(f"var {n}" for n in search_names()))
         self.send(f"option name Nodes type spin default {o.nodes} min 0 max 1000000000")
-        self.send(f"option name CPuct type string default {o.cpuct}")
-        self.send(f"option name MinibatchSize type spin default {o.batch_size} min 1 max 1024")
+        for option in uci_options():
+            self.send(option.declaration())
         self.send(f"option name Device type string default {o.device}")
         self.send(f"option name MoveOverhead type spin default {o.move_overhead_ms} min 0 max 5000")
         self.send(f"option name MultiPV type spin default {o.multipv} min 1 max 256")
@@ -204,41 +214,52 @@ class UCIEngine:
         if self.searching:
             self.info_string("cannot change options while searching")
             return
-        key = name.lower()
-        o = self.options
+        search_option = {option.name.lower(): option for option in uci_options()}.get(name.lower())
         try:
-            if key == "algorithm":
-                if value not in SEARCH_NAMES:
-                    raise ValueError(f"unknown algorithm {value!r}; choose one of {', '.join(SEARCH_NAMES)}")
-                o.algorithm = value
-            elif key == "nodes":
-                o.nodes = _int_in(value, 0, 1_000_000_000)
-            elif key == "cpuct":
-                cpuct = float(value)
-                if not (math.isfinite(cpuct) and cpuct > 0):
-                    raise ValueError("CPuct must be a positive finite number")
-                o.cpuct = cpuct
-            elif key == "minibatchsize":
-                o.batch_size = _int_in(value, 1, 1024)
-            elif key == "moveoverhead":
-                o.move_overhead_ms = _int_in(value, 0, 5000)
-            elif key == "multipv":
-                o.multipv = _int_in(value, 1, 256)
-                return  # only changes what is printed: keep the search and its tree
-            elif key == "uci_showwdl":
-                if value.lower() not in ("true", "false"):
-                    raise ValueError("UCI_ShowWDL takes true or false")
-                o.show_wdl = value.lower() == "true"
-            elif key == "device":
-                evaluator = self._load(None if value in ("", "auto") else value)
-                self.evaluator, o.device = evaluator, value or "auto"
-            else:
-                self.info_string(f"unknown option {name!r}")
+            if search_option is not None:
+                self._set_search_option(search_option, value)
+            elif not self._set_engine_option(name, value):
                 return
         except ValueError as exc:
             self.info_string(f"option {name}: {exc}")
             return
         self._search = None  # settings changed: the next go builds a fresh search
+
+    def _set_engine_option(self, name: str, value: str) -> bool:
+        """Set one of the engine's own options; False when the search may be kept (an
+        unknown option, or one that only changes what is printed)."""
+        key, o = name.lower(), self.options
+        if key == "algorithm":
+            o.algorithm = search_spec(value).name
+        elif key == "nodes":
+            o.nodes = _int_in(value, 0, 1_000_000_000)
+        elif key == "moveoverhead":
+            o.move_overhead_ms = _int_in(value, 0, 5000)
+        elif key == "multipv":
+            o.multipv = _int_in(value, 1, 256)
+            return False  # only changes what is printed: keep the search and its tree
+        elif key == "uci_showwdl":
+            if value.lower() not in ("true", "false"):
+                raise ValueError("UCI_ShowWDL takes true or false")
+            o.show_wdl = value.lower() == "true"
+        elif key == "device":
+            evaluator = self._load(None if value in ("", "auto") else value)
+            self.evaluator, o.device = evaluator, value or "auto"
+        else:
+            self.info_string(f"unknown option {name!r}")
+            return False
+        return True
+
+    def _set_search_option(self, option: UCIOption, value: str) -> None:
+        """Check ``value`` against the option's range and every search that takes it (their
+        settings dataclasses validate it), then keep it."""
+        key = option.name.lower()
+        parsed: int | float = _int_in(value, option.min, option.max) if option.kind == "spin" else float(value)
+        for name in search_names():
+            for own in search_spec(name).uci_options:
+                if own.name.lower() == key:
+                    make_settings(name, {own.setting: parsed})
+        self.options.search_values[key] = parsed
 
     def _cmd_position(self, args) -> None:
         if not args:
@@ -295,40 +316,56 @@ class UCIEngine:
         return self._thread is not None and self._thread.is_alive() and not self._answered.is_set()
 
     def _parse_go(self, args) -> tuple[Budget | None, bool]:
+        """The budget a ``go`` asks for and whether it is infinite; (None, False) after a
+        message when the command cannot be obeyed."""
+        parsed = self._go_tokens(args)
+        if parsed is None:
+            return None, False
+        values, infinite = parsed
+        if infinite:
+            return Budget(), True
+        try:
+            budget = self._go_budget(values)
+        except ValueError as exc:
+            self.info_string(f"go: {exc}")
+            return None, False
+        return budget, budget.unlimited
+
+    def _go_tokens(self, args) -> tuple[dict[str, int], bool] | None:
+        """``go``'s numbers by name and whether ``infinite`` was given; None after a message."""
         values: dict[str, int] = {}
         infinite = False
         i = 0
-        numeric = ("wtime", "btime", "winc", "binc", "movestogo", "depth", "nodes", "movetime", "mate")
         while i < len(args):
             token = args[i]
-            if token in numeric:
+            if token in GO_NUMBERS:
                 if i + 1 >= len(args):
                     self.info_string(f"go {token} needs a value")
-                    return None, False
+                    return None
                 try:
                     values[token] = int(args[i + 1])
                 except ValueError:
                     self.info_string(f"go {token}: {args[i + 1]!r} is not an integer")
-                    return None, False
-                if values[token] <= 0 and token in ("depth", "nodes", "movetime", "mate", "movestogo"):
+                    return None
+                if values[token] <= 0 and token in GO_POSITIVE:
                     self.info_string(f"go {token} must be positive, got {values[token]}")
-                    return None, False
+                    return None
                 i += 2
-            elif token == "infinite":
-                infinite = True
-                i += 1
-            elif token == "ponder":
+            elif token in ("infinite", "ponder"):
+                infinite = infinite or token == "infinite"
                 i += 1
             elif token == "searchmoves":
                 self.info_string("searchmoves is not supported; searching all moves")
                 i += 1
-                while i < len(args) and args[i] not in numeric + ("infinite", "ponder"):
+                while i < len(args) and args[i] not in GO_NUMBERS + ("infinite", "ponder"):
                     i += 1
             else:
                 self.info_string(f"go: unknown token {token!r} ignored")
                 i += 1
-        if infinite:
-            return Budget(), True
+        return values, infinite
+
+    def _go_budget(self, values: dict[str, int]) -> Budget:
+        """The limits of a finite ``go``: its move time (or a share of the clock), depth, nodes."""
         overhead = self.options.move_overhead_ms
         movetime = None
         if "movetime" in values:
@@ -343,24 +380,14 @@ class UCIEngine:
         if "mate" in values and depth is None:
             depth = max(1, 2 * values["mate"] - 1)
         nodes = values.get("nodes") or (self.options.nodes or None)
-        try:
-            budget = Budget(nodes=nodes if nodes and nodes > 0 else None,
-                            movetime_ms=movetime if movetime and movetime > 0 else None,
-                            depth=depth if depth and depth > 0 else None)
-        except ValueError as exc:
-            self.info_string(f"go: {exc}")
-            return None, False
-        return budget, budget.unlimited
+        return Budget(nodes=nodes if nodes and nodes > 0 else None,
+                      movetime_ms=movetime if movetime and movetime > 0 else None,
+                      depth=depth if depth and depth > 0 else None)
 
     def _current_search(self) -> Search:
         if self._search is None or self._search.name != self.options.algorithm:
             name = self.options.algorithm
-            values = {}
-            if name == "mcts":
-                values = {"cpuct": self.options.cpuct, "batch_size": self.options.batch_size}
-            elif name == "gumbel":
-                values = {"batch_size": self.options.batch_size}
-            self._search = make_search(name, self.evaluator, make_settings(name, values))
+            self._search = make_search(name, self.evaluator, make_settings(name, self.options.settings_for(name)))
         return self._search
 
     def _search_thread(self, search: Search, board: chess.Board, budget: Budget) -> None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import chess
 
+from analysis import search_catalogue as catalogue
 from analysis.search.base import (Budget, RootMove, Search, SearchControl, SearchResult,
                                   draw_by_rule, evaluation_value, value_to_score, value_to_wdl)
 
@@ -49,7 +50,7 @@ def successor_outcome(board: chess.Board) -> float | None:
 
 
 class ValueSearch(Search):
-    name = "value"
+    spec = catalogue.VALUE
     settings_type = ValueSettings
     default_budget = Budget(nodes=1)
 

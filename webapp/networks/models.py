@@ -11,8 +11,7 @@ from analysis.encoding import get_encoding
 from analysis.evaluator import Capabilities, MaterialEvaluator, key_digest
 from analysis.models import get_family, importer_for
 from analysis.models.family import ModelFamily
-
-from webapp.analyses.searches import DEFAULT_SEARCH, SEARCHES
+from analysis.search_catalogue import DEFAULT_SEARCH, SEARCHES
 from webapp.networks.value_sanity import ValueSanity, read_value_sanity
 
 
