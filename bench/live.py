@@ -103,9 +103,9 @@ def analysis_speed(pgn: str, plies: int, depth: int, rounds: int) -> dict:
     from webapp.analyses.jobs import create_job
     from webapp.analyses.models import PositionResult
     from webapp.analyses.publish import NullPublisher
+    from webapp.analyses.runner import JobRun
+    from webapp.networks.model_cache import models
     from webapp.networks.models import Network
-    from workers.model_cache import models
-    from workers.pipeline import JobRun
 
     network = Network.objects.filter(active=True).first()
     evaluator = models.get(network)

@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "rest_framework",
     "rest_framework.authtoken",
+    "drf_spectacular",
     "webapp.networks",
     "webapp.analyses",
     "webapp.api",
@@ -86,6 +87,16 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["webapp.api.parsers.CheckedJSONParser", "rest_framework.parsers.FormParser",
                                "rest_framework.parsers.MultiPartParser"],
     "EXCEPTION_HANDLER": "webapp.api.errors.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+# The API's OpenAPI schema, served at /api/schema/ (webapp.api.schema describes the shapes).
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Sightline API",
+    "DESCRIPTION": "Submit a chess game for analysis by a network and read the results. "
+                   "Every error is {\"error\": message} with a 4xx status (or 503 when the queue is down).",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": True,
+    "SCHEMA_PATH_PREFIX": "/api/",
 }
 
 MIDDLEWARE = [
@@ -237,7 +248,7 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # Torch device for inference in workers: "auto" picks CUDA when present.
 SIGHTLINE_DEVICE = os.environ.get("SIGHTLINE_DEVICE", "auto")
-# torch CPU threads per worker process (0: leave torch's default); see workers/model_cache.py.
+# torch CPU threads per worker process (0: leave torch's default); see webapp/networks/model_cache.py.
 SIGHTLINE_TORCH_THREADS = int(os.environ.get("SIGHTLINE_TORCH_THREADS", "1"))
 # Positions per forward pass in the evaluation phase of a job.
 SIGHTLINE_BATCH_SIZE = int(os.environ.get("SIGHTLINE_BATCH_SIZE", "64"))

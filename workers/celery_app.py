@@ -1,5 +1,8 @@
 """The Celery application, configured from Django settings (``CELERY_*``).
 
+The tasks live in the Django apps they serve (``webapp/<app>/tasks.py``) and are found by
+autodiscovery when a worker starts; the site sends them by name (``workers.dispatch``).
+
 Start a worker with ``celery -A workers.celery_app worker -Q gpu,cpu``. GPU workers use
 ``--pool solo`` (CUDA does not survive fork) and load networks lazily inside
 the worker process; see README for the scale-out recipe.
@@ -9,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from celery import Celery, concurrency, signals
+from celery import Celery, concurrency
 from kombu import transport
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
@@ -24,24 +27,5 @@ transport.TRANSPORT_ALIASES.update(redis="workers.broker:Transport", rediss="wor
 
 app = Celery("sightline")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["workers"])
-
-_reapers: dict[str, object] = {}
-
-
-@signals.worker_ready.connect
-def _start_reaper(sender=None, **kwargs) -> None:
-    """Every ``celery worker`` looks for jobs that nobody runs any more (workers/reaper.py).
-
-    ``worker_ready`` comes from the command-line worker only, not from the in-process test
-    workers of ``celery.contrib.testing``, whose test database is gone after their test."""
-    from workers.reaper import Reaper
-
-    _reapers.setdefault("reaper", Reaper().start())
-
-
-@signals.worker_shutdown.connect
-def _stop_reaper(sender=None, **kwargs) -> None:
-    reaper = _reapers.pop("reaper", None)
-    if reaper is not None:
-        reaper.stop()
+# Every installed Django app's ``tasks`` module (Celery's Django fixup lists the apps).
+app.autodiscover_tasks()

@@ -49,6 +49,22 @@ def tiny_network(db, tiny_checkpoint):
     return register_checkpoint(Path(tiny_checkpoint), "cf-tiny-test", is_default=True)
 
 
+@pytest.fixture
+def broker_down(tmp_path):
+    """The current Celery app (the one ``workers.dispatch`` sends with) pointed at a Redis
+    socket nobody listens on: every send fails as it does while Redis is down."""
+    from celery import Celery
+
+    from workers.celery_app import app as site_app
+
+    app = Celery("sightline-down", set_as_current=True)
+    app.config_from_object("django.conf:settings", namespace="CELERY")
+    app.conf.update(broker_url=f"redis+socket://{tmp_path}/nobody.sock")
+    app.finalize()
+    yield app
+    site_app.set_current()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

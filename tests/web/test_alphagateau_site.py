@@ -63,8 +63,8 @@ def test_the_explorer_greys_exactly_the_squares_without_an_edge():
 def test_an_alphagateau_network_analyses_a_game_with_a_search_and_attention(gateau_network):
     from webapp.analyses.gameinput import parse_pgn
     from webapp.analyses.jobs import create_job
-    from workers.model_cache import ModelCache
-    from workers.pipeline import JobRun
+    from webapp.networks.model_cache import ModelCache
+    from webapp.analyses.runner import JobRun
 
     job = create_job(parse_pgn("1. e4 e5 2. Nf3 Nc6 *"), gateau_network, "gumbel", 8, dispatch=False)
     messages = []
@@ -81,7 +81,7 @@ def test_its_stored_attention_is_zero_off_the_edges(client, gateau_network):
     from webapp.analyses.gameinput import parse_pgn
     from webapp.analyses.jobs import create_job
     from webapp.analyses.models import AttentionMap
-    from workers.tasks import compute_attention
+    from webapp.analyses.tasks import compute_attention
 
     job = create_job(parse_pgn("1. e4 e5 2. Nf3 *"), gateau_network, "policy", 1, dispatch=False)
     key = job.nodes[2]["key"]  # the position after 1. e4 e5

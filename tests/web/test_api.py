@@ -5,12 +5,11 @@ import uuid
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
-from kombu.exceptions import OperationalError
 from rest_framework.authtoken.models import Token
 
 from analysis.evaluator import MaterialEvaluator
 from webapp.analyses.models import AnalysisJob
-from workers.pipeline import JobRun
+from webapp.analyses.runner import JobRun
 
 GAME = "1. e4 e5 2. Nf3 *"
 
@@ -23,7 +22,7 @@ def token(db):
 @pytest.fixture
 def queued(monkeypatch):
     sent = []
-    monkeypatch.setattr("workers.tasks.run_analysis.apply_async", lambda *a, **k: sent.append(k))
+    monkeypatch.setattr("workers.dispatch.send_task", lambda *a, **k: sent.append(k))
     return sent
 
 
@@ -100,11 +99,7 @@ def test_submit_malformed_json(client, material_network, token):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_submit_while_the_queue_is_down_is_503_and_saves_nothing(client, material_network, token, monkeypatch):
-    def refuse(*args, **kwargs):
-        raise OperationalError("Error 111 connecting to redis")
-
-    monkeypatch.setattr("workers.tasks.run_analysis.apply_async", refuse)
+def test_submit_while_the_queue_is_down_is_503_and_saves_nothing(client, material_network, token, broker_down):
     response = submit(client, {"pgn": GAME, "network": "material", "search": "value"}, token)
     assert response.status_code == 503 and "unavailable" in response.json()["error"]
     assert response["Retry-After"] == "30" and AnalysisJob.objects.count() == 0
@@ -132,10 +127,10 @@ def test_read_errors(client, material_network, token, queued, path, status, frag
 
 
 def test_read_an_attention_layer(client, tiny_network, token, queued, monkeypatch):
-    monkeypatch.setattr("workers.tasks.compute_attention.apply_async", lambda *a, **k: None)
+    monkeypatch.setattr("workers.dispatch.send_task", lambda *a, **k: None)
     job_id = submit(client, {"pgn": GAME, "network": tiny_network.name, "search": "policy"}, token).json()["id"]
     job = AnalysisJob.objects.get(pk=job_id)
-    from workers.model_cache import ModelCache
+    from webapp.networks.model_cache import ModelCache
 
     JobRun(job, ModelCache().get(tiny_network), lambda kind, payload: None).run()
     assert client.get(f"/api/jobs/{job_id}/nodes/1/attention/?layer=0").status_code == 202

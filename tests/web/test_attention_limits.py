@@ -10,9 +10,9 @@ from webapp.analyses import attention_limits
 from webapp.analyses.gameinput import parse_pgn
 from webapp.analyses.jobs import create_job
 from webapp.analyses.models import AttentionMap
-from workers import tasks
-from workers.model_cache import ModelCache
-from workers.pipeline import JobRun
+from webapp.analyses import tasks
+from webapp.networks.model_cache import ModelCache
+from webapp.analyses.runner import JobRun
 
 pytestmark = pytest.mark.django_db
 
@@ -23,7 +23,7 @@ def job_and_queue(tiny_network, monkeypatch):
     job = create_job(parse_pgn(SHORT_GAME), tiny_network, "policy", 1, dispatch=False)
     JobRun(job, ModelCache().get(tiny_network), lambda kind, payload: None).run()
     queued = []
-    monkeypatch.setattr(tasks.compute_attention, "apply_async", lambda args, queue: queued.append(args[1]))
+    monkeypatch.setattr("workers.dispatch.send_task", lambda name, args, queue: queued.append(args[1]))
     return job, queued
 
 

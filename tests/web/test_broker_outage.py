@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 
 import pytest
-from celery import Celery
 from channels.layers import channel_layers
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
@@ -19,21 +18,6 @@ from webapp.analyses.routing import websocket_urlpatterns
 from webapp.embedded_redis import EmbeddedRedis
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def broker_down(tmp_path):
-    """The site's Celery app pointed at a Redis socket nobody listens on."""
-    from workers.celery_app import app as site_app
-
-    app = Celery("sightline-down", set_as_current=True)
-    app.config_from_object("django.conf:settings", namespace="CELERY")
-    app.conf.update(broker_url=f"redis+socket://{tmp_path}/nobody.sock")
-    import workers.tasks  # noqa: F401
-
-    app.finalize()
-    yield
-    site_app.set_current()
 
 
 def use_redis_layer(settings, address: str) -> None:

@@ -67,7 +67,7 @@ def celery_on(redis_urls, settings):
     app = Celery("sightline-test", set_as_current=True)
     app.config_from_object("django.conf:settings", namespace="CELERY")
     app.conf.update(broker_url=redis_urls.celery_broker, result_backend=redis_urls.celery_backend)
-    import workers.tasks  # noqa: F401  (registers the shared tasks on the new app)
+    app.autodiscover_tasks(force=True)  # the Django apps' tasks modules, as a worker finds them
 
     app.finalize()
     try:

@@ -20,9 +20,9 @@ from webapp.analyses.keys import node_boards
 from webapp.analyses.models import AnalysisJob
 from webapp.networks.models import Network
 from webapp.networks.registry import register_checkpoint
-from workers import tasks
-from workers.model_cache import ModelCache
-from workers.pipeline import JobRun
+from webapp.analyses import tasks
+from webapp.networks.model_cache import ModelCache
+from webapp.analyses.runner import JobRun
 
 pytestmark = pytest.mark.django_db
 
@@ -87,7 +87,7 @@ def test_attention_maps_in_real_squares_on_the_site(cb_network, client, monkeypa
     job = create_job(parse_pgn(SHORT_GAME), cb_network, "policy", 1, dispatch=False)
     evaluator = ModelCache().get(cb_network)
     assert JobRun(job, evaluator, lambda kind, payload: None).run().status == "done"
-    monkeypatch.setattr(tasks.compute_attention, "apply_async", lambda args, queue: None)
+    monkeypatch.setattr("workers.dispatch.send_task", lambda name, args, queue: None)
     url = f"/api/jobs/{job.id}/nodes/3/attention/?layer=1"
     assert client.get(url).status_code == 202
     assert tasks.compute_attention.run(str(job.id), 3) == "ready"

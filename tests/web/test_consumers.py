@@ -15,7 +15,7 @@ from webapp.analyses.jobs import create_job
 from webapp.analyses.models import job_group_name
 from webapp.analyses.publish import GroupPublisher, encode
 from webapp.analyses.routing import websocket_urlpatterns
-from workers.pipeline import JobRun
+from webapp.analyses.runner import JobRun
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

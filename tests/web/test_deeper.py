@@ -9,11 +9,12 @@ import pytest
 from django.test import Client
 
 from tests.web.conftest import SHORT_GAME
-from webapp.analyses import deeper
+from webapp.analyses import deep_runner, deeper
 from webapp.analyses.gameinput import parse_pgn
 from webapp.analyses.jobs import create_job
 from webapp.analyses.models import DeepSearch
-from workers.model_cache import ModelCache
+from webapp.networks.model_cache import ModelCache
+from workers.dispatch import send_task as real_send_task
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.django_db
 def queued(monkeypatch):
     """The deeper searches handed to the broker: (id, queue) each."""
     sent = []
-    monkeypatch.setattr("workers.tasks.deep_search.apply_async", lambda args, queue: sent.append((args[0], queue)))
+    monkeypatch.setattr("workers.dispatch.send_task", lambda name, args, queue: sent.append((args[0], queue)))
     return sent
 
 
@@ -69,17 +70,17 @@ def test_owner_only_one_at_a_time_and_stop(client, material_network, queued):
 
 
 def test_a_worker_runs_it_and_publishes_lines(client, tiny_network, monkeypatch):
-    monkeypatch.setattr(deeper, "PUBLISH_EVERY_S", 0.0)
+    monkeypatch.setattr(deep_runner, "PUBLISH_EVERY_S", 0.0)
     job = owned(client, tiny_network, "mcts", 16)
     deep = deeper.start(job, 1, 160)  # after 1. e4: Black to move
     messages = []
-    status = deeper.run(deep.pk, ModelCache().get(tiny_network), lambda kind, payload: messages.append((kind, payload)))
+    status = deep_runner.run_deep_search(deep.pk, ModelCache().get(tiny_network), lambda kind, payload: messages.append((kind, payload)))
     assert status == "done"
     final = messages[-1][1]
     assert messages[-1][0] == "deep" and final["final"] and final["node"] == 1 and final["nodes"] >= 160
     assert any(not p.get("final") for _, p in messages)  # live progress before the end
     lines = final["lines"]
-    assert 1 < len(lines) <= deeper.LINES and sum(line["visits"] for line in lines) <= final["nodes"]
+    assert 1 < len(lines) <= deep_runner.LINES and sum(line["visits"] for line in lines) <= final["nodes"]
     for line in lines:
         assert line["san"] == line["pv_san"][0] and 0 <= line["prior"] <= 1
         if line["visits"]:
@@ -91,8 +92,8 @@ def test_a_worker_runs_it_and_publishes_lines(client, tiny_network, monkeypatch)
 
 
 def test_until_stopped_ends_at_stop(client, tiny_network, monkeypatch):
-    monkeypatch.setattr(deeper, "PUBLISH_EVERY_S", 0.0)
-    monkeypatch.setattr(deeper, "STOP_POLL_S", 0.0)
+    monkeypatch.setattr(deep_runner, "PUBLISH_EVERY_S", 0.0)
+    monkeypatch.setattr(deep_runner, "STOP_POLL_S", 0.0)
     monkeypatch.setattr(deeper, "MAX_SECONDS", 60)
     job = owned(client, tiny_network, "mcts", 16)
     deep = deeper.start(job, 0, "until-stopped")
@@ -103,25 +104,22 @@ def test_until_stopped_ends_at_stop(client, tiny_network, monkeypatch):
         if len(messages) == 3:
             deeper.stop(DeepSearch.objects.get(pk=deep.pk))
 
-    assert deeper.run(deep.pk, ModelCache().get(tiny_network), publish) == "done"
+    assert deep_runner.run_deep_search(deep.pk, ModelCache().get(tiny_network), publish) == "done"
     assert messages[-1]["final"] and messages[-1]["stopped"] and len(messages) < 50
 
 
-def test_a_broker_outage_is_a_503_and_a_lost_worker_does_not_block_for_ever(client, material_network, monkeypatch):
+def test_a_broker_outage_is_a_503_and_a_lost_worker_does_not_block_for_ever(client, material_network, monkeypatch,
+                                                                           broker_down):
     from datetime import timedelta
 
     from django.utils import timezone
 
     job = owned(client, material_network)
-
-    def down(args, queue):
-        raise OSError("Connection refused")
-
-    monkeypatch.setattr("workers.tasks.deep_search.apply_async", down)
+    monkeypatch.setattr("workers.dispatch.send_task", real_send_task)  # to the broker that is down
     status, answer = post(client, f"/jobs/{job.id}/deeper/", {"node": 0, "budget": 100})
     assert status == 503 and "workers cannot be reached" in answer["error"]
     assert DeepSearch.objects.get().status == "failed"
-    monkeypatch.setattr("workers.tasks.deep_search.apply_async", lambda args, queue: None)
+    monkeypatch.setattr("workers.dispatch.send_task", lambda name, args, queue: None)
     # A run whose worker died stays "running"; past the longest a search may run, it no longer blocks.
     DeepSearch.objects.create(job=job, node_id=0, budget=100, status="running")
     assert post(client, f"/jobs/{job.id}/deeper/", {"node": 0, "budget": 100})[0] == 409

@@ -13,7 +13,7 @@ from webapp.analyses.export import export_pgn, position_score
 from webapp.analyses.gameinput import parse_fen, parse_pgn
 from webapp.analyses.jobs import create_job
 from webapp.analyses.results import job_results
-from workers.pipeline import JobRun
+from webapp.analyses.runner import JobRun
 
 pytestmark = pytest.mark.django_db
 

@@ -28,7 +28,7 @@ def post_urlencoded(client, pgn: str):
 
 
 def test_a_1_mb_pgn_url_encoded_is_accepted(client, monkeypatch, settings):
-    monkeypatch.setattr("workers.tasks.run_analysis.apply_async", lambda *a, **k: None)
+    monkeypatch.setattr("workers.dispatch.send_task", lambda *a, **k: None)
     pgn = pgn_of_bytes(MAX_INPUT_BYTES)
     assert len(pgn.encode()) == MAX_INPUT_BYTES
     response, body_bytes = post_urlencoded(client, pgn)

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from webapp.networks.models import HeadAtlas, Network
-from workers import tasks
+from webapp.networks import tasks
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def test_the_command_refuses_what_has_no_atlas(material_network, db):
 def test_a_checked_upload_queues_its_atlas_and_the_task_computes_it(
         tiny_network, monkeypatch, django_capture_on_commit_callbacks, settings):
     sent = []
-    monkeypatch.setattr(tasks.compute_head_atlas, "apply_async", lambda args, queue: sent.append((args[0], queue)))
+    monkeypatch.setattr("workers.dispatch.send_task", lambda name, args, queue: sent.append((args[0], queue)))
     Network.objects.filter(pk=tiny_network.pk).update(status=Network.Status.CHECKING)
     with django_capture_on_commit_callbacks(execute=True):
         assert tasks.check_network.run(tiny_network.pk) == Network.Status.READY
@@ -50,13 +50,9 @@ def test_a_checked_upload_queues_its_atlas_and_the_task_computes_it(
     assert tasks.compute_head_atlas.run(10 ** 6) == "missing"
 
 
-def test_a_broker_that_is_down_is_said_on_the_atlas(tiny_network, monkeypatch, django_capture_on_commit_callbacks):
+def test_a_broker_that_is_down_is_said_on_the_atlas(tiny_network, broker_down, django_capture_on_commit_callbacks):
     from webapp.networks.atlas import request_atlas
 
-    def down(*args, **kwargs):
-        raise OSError("connection refused")
-
-    monkeypatch.setattr(tasks.compute_head_atlas, "apply_async", down)
     with django_capture_on_commit_callbacks(execute=True):
         request_atlas(tiny_network)
     row = HeadAtlas.objects.get(network=tiny_network)
@@ -93,7 +89,7 @@ def test_atlas_pages_of_other_networks(client, material_network):
 
 def test_an_atlas_cell_opens_the_explorer_on_its_head(client, atlas_network, monkeypatch,
                                                       django_capture_on_commit_callbacks):
-    monkeypatch.setattr("workers.tasks.run_analysis.apply_async", lambda *a, **k: None)
+    monkeypatch.setattr("workers.dispatch.send_task", lambda *a, **k: None)
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(f"/networks/{atlas_network.name}/heads/explore/", {"head": "1.2"})
     assert response.status_code == 302 and response["Location"].endswith("?layer=1&head=2&showme=1")
@@ -143,7 +139,7 @@ def test_show_me_before_the_atlas_is_ready(client, tiny_network):
 def test_the_atlas_page_button_queues_an_atlas(client, tiny_network, material_network, monkeypatch,
                                               django_capture_on_commit_callbacks):
     sent = []
-    monkeypatch.setattr(tasks.compute_head_atlas, "apply_async", lambda args, queue: sent.append(args[0]))
+    monkeypatch.setattr("workers.dispatch.send_task", lambda name, args, queue: sent.append(args[0]))
     assert 'id="atlas-compute"' in client.get(f"/networks/{tiny_network.name}/heads/").content.decode()
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(f"/networks/{tiny_network.name}/heads/compute/")
@@ -171,7 +167,7 @@ def test_an_atlas_scored_by_an_older_rule_is_computed_again(client, atlas_networ
     page = client.get(f"/networks/{atlas_network.name}/heads/").content.decode()
     assert "older rule" in page and 'id="atlas-compute"' in page and 'class="atlas-cell' not in page
     sent = []
-    monkeypatch.setattr(tasks.compute_head_atlas, "apply_async", lambda args, queue: sent.append(args[0]))
+    monkeypatch.setattr("workers.dispatch.send_task", lambda name, args, queue: sent.append(args[0]))
     with django_capture_on_commit_callbacks(execute=True):
         assert request_atlas(atlas_network).status == HeadAtlas.Status.QUEUED
     assert sent == [atlas_network.pk]

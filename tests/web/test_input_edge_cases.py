@@ -9,8 +9,8 @@ from django.test import Client
 from webapp.analyses.gameinput import MAX_TAG_CHARS, MAX_TAGS, GameInputError, parse_fen, parse_pgn
 from webapp.analyses.jobs import create_job
 from webapp.analyses.models import AnalysisJob
-from workers.model_cache import ModelCache
-from workers.pipeline import JobRun
+from webapp.networks.model_cache import ModelCache
+from webapp.analyses.runner import JobRun
 
 
 @pytest.mark.parametrize("text, fragment", [
@@ -76,7 +76,7 @@ def test_position_without_legal_moves_is_analysed(tiny_network, fen, score):
 class TestUploads:
     @pytest.fixture(autouse=True)
     def _setup(self, material_network, monkeypatch):
-        monkeypatch.setattr("workers.tasks.run_analysis.apply_async", lambda *a, **k: None)
+        monkeypatch.setattr("workers.dispatch.send_task", lambda *a, **k: None)
 
     def upload(self, client, data: bytes, name="game.pgn"):
         return client.post("/", {"network": "material", "search": "value",
@@ -121,7 +121,7 @@ class TestUploads:
 
 @pytest.mark.django_db
 def test_posts_need_the_csrf_token(material_network, monkeypatch):
-    monkeypatch.setattr("workers.tasks.run_analysis.apply_async", lambda *a, **k: None)
+    monkeypatch.setattr("workers.dispatch.send_task", lambda *a, **k: None)
     client = Client(enforce_csrf_checks=True)
     data = {"network": "material", "search": "value", "pgn": "1. e4 e5 *"}
     assert client.post("/", data).status_code == 403

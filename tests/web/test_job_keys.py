@@ -9,8 +9,8 @@ from webapp.analyses.gameinput import parse_pgn
 from webapp.analyses.jobs import create_job
 from webapp.analyses.keys import node_boards
 from webapp.analyses.models import AnalysisJob
-from workers.model_cache import ModelCache
-from workers.pipeline import JobRun
+from webapp.networks.model_cache import ModelCache
+from webapp.analyses.runner import JobRun
 
 pytestmark = pytest.mark.django_db
 

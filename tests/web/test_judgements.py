@@ -17,7 +17,7 @@ from webapp.analyses.judgements import (FROM_NETWORK, FROM_SEARCH, JudgeRequest,
                                         short_legend)
 from webapp.analyses.models import AnalysisJob, PositionResult
 from webapp.analyses.results import job_results
-from workers.model_cache import ModelCache
+from webapp.networks.model_cache import ModelCache
 
 pytestmark = pytest.mark.django_db
 
@@ -137,7 +137,7 @@ def test_policy_job_judges_every_move_with_the_network_after_its_parent_is_searc
                 assert stored.exists()  # saved before it is announced
                 order.append(("judgement", item["node"]))
 
-    from workers.pipeline import JobRun
+    from webapp.analyses.runner import JobRun
 
     finished = JobRun(job, counting, publish).run()
     assert finished.status == "done"

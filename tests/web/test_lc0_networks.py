@@ -19,9 +19,9 @@ from webapp.analyses.keys import node_boards
 from webapp.analyses.models import AnalysisJob
 from webapp.networks.models import Network
 from webapp.networks.registry import register_checkpoint
-from workers import tasks
-from workers.model_cache import ModelCache
-from workers.pipeline import JobRun
+from webapp.analyses import tasks
+from webapp.networks.model_cache import ModelCache
+from webapp.analyses.runner import JobRun
 
 pytestmark = pytest.mark.django_db
 MAIAS = ("maia-1100", "maia-1500", "maia-1900")
@@ -45,7 +45,7 @@ def test_an_attention_net_analyses_a_game_with_keys_set_at_creation(bt_network, 
     first = [item for k, p in messages if k == "plies" for item in p["items"]][0]["eval"]
     assert len(first["wdl"]) == 3 and abs(sum(p for _, p, _ in first["policy"]) - 1) < 1e-2
     queued = []
-    monkeypatch.setattr(tasks.compute_attention, "apply_async", lambda args, queue: queued.append(args))
+    monkeypatch.setattr("workers.dispatch.send_task", lambda name, args, queue: queued.append(args))
     url = f"/api/jobs/{job.id}/nodes/3/attention/?layer=1"
     assert client.get(url).status_code == 202
     assert tasks.compute_attention.run(str(job.id), 3) == "ready"

@@ -13,8 +13,9 @@ from webapp.analyses import lease
 from webapp.analyses.gameinput import parse_pgn
 from webapp.analyses.jobs import create_job
 from webapp.analyses.models import AnalysisJob
-from workers import reaper, shutdown
-from workers.pipeline import JobRun
+from webapp.analyses import reaper
+from workers import shutdown
+from webapp.analyses.runner import JobRun
 from workers.shutdown import CooperativeSoloPool, CooperativeThreadPool
 
 pytestmark = pytest.mark.django_db

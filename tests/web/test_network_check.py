@@ -13,7 +13,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from analysis.checkpoint import file_sha256, save_checkpoint
 from analysis.models.chessformer import PRESETS, Chessformer
 from webapp.networks.models import Network
-from workers import tasks
+from webapp.networks import tasks
 
 pytestmark = pytest.mark.django_db
 ADD_URL = "/admin/networks/network/add/"
@@ -23,7 +23,7 @@ ADD_URL = "/admin/networks/network/add/"
 def queued_checks(monkeypatch):
     """The checks the admin queues: (network id, queue) each."""
     sent = []
-    monkeypatch.setattr(tasks.check_network, "apply_async", lambda args, queue: sent.append((args[0], queue)))
+    monkeypatch.setattr("workers.dispatch.send_task", lambda name, args, queue: sent.append((args[0], queue)))
     return sent
 
 
@@ -111,16 +111,12 @@ def test_a_bad_upload_is_rejected_by_the_worker_with_the_reason_in_the_admin(
 
 
 def test_a_missing_broker_leaves_a_message_and_check_again_queues_it(
-        admin_client, django_capture_on_commit_callbacks, tiny_checkpoint, monkeypatch):
-    def broker_down(*args, **kwargs):
-        raise ConnectionError("Redis is not running")
-
-    monkeypatch.setattr(tasks.check_network, "apply_async", broker_down)
+        admin_client, django_capture_on_commit_callbacks, tiny_checkpoint, monkeypatch, broker_down):
     network, _ = upload(admin_client, django_capture_on_commit_callbacks, "later", Path(tiny_checkpoint).read_bytes())
     assert network.status == Network.Status.CHECKING
     assert network.status_message.startswith("Could not reach the workers to check it (ConnectionError)")
     sent = []
-    monkeypatch.setattr(tasks.check_network, "apply_async", lambda args, queue: sent.append(args[0]))
+    monkeypatch.setattr("workers.dispatch.send_task", lambda name, args, queue: sent.append(args[0]))
     with django_capture_on_commit_callbacks(execute=True):
         admin_client.post("/admin/networks/network/", {"action": "check_again", "_selected_action": [network.pk]})
     assert sent == [network.pk]

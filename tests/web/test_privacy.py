@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def _no_broker(monkeypatch, material_network):
-    monkeypatch.setattr("workers.tasks.run_analysis.apply_async", lambda *a, **k: None)
+    monkeypatch.setattr("workers.dispatch.send_task", lambda *a, **k: None)
 
 
 def start(client, white):

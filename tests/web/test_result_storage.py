@@ -13,8 +13,8 @@ from tests.web.conftest import SHORT_GAME
 from webapp.analyses.gameinput import parse_pgn
 from webapp.analyses.jobs import create_job
 from webapp.analyses.models import PositionResult
-from workers.model_cache import ModelCache
-from workers.pipeline import JobRun, NonFiniteResult, store_results
+from webapp.networks.model_cache import ModelCache
+from webapp.analyses.runner import JobRun, NonFiniteResult, store_results
 
 pytestmark = pytest.mark.django_db
 

@@ -14,8 +14,8 @@ from webapp.analyses.jobs import create_job
 from webapp.analyses.models import AnalysisJob
 from webapp.embedded_redis import EmbeddedRedis
 from webapp.redis_urls import RedisUrls
-from workers import pipeline
-from workers.pipeline import JobRun
+from webapp.analyses import runner
+from webapp.analyses.runner import JobRun
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -25,7 +25,7 @@ def test_identical_concurrent_jobs_share_every_position(material_network, settin
     settings.REDIS = RedisUrls.for_socket(server.socket_path)
     searched: list[str] = []
     lock = threading.Lock()
-    real_make_search = pipeline.make_search
+    real_make_search = runner.make_search
 
     def counting_make_search(name, evaluator):
         search = real_make_search(name, evaluator)
@@ -39,7 +39,7 @@ def test_identical_concurrent_jobs_share_every_position(material_network, settin
         search.run = counted
         return search
 
-    monkeypatch.setattr(pipeline, "make_search", counting_make_search)
+    monkeypatch.setattr(runner, "make_search", counting_make_search)
     jobs = [create_job(parse_pgn(GAME), material_network, "alphabeta", 2, dispatch=False) for _ in range(2)]
     errors: list[BaseException] = []
 

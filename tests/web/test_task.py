@@ -15,9 +15,9 @@ from webapp.analyses.gameinput import parse_pgn
 from webapp.analyses.jobs import create_job
 from webapp.analyses.keys import node_boards
 from webapp.analyses.models import AnalysisJob, AttentionMap, PositionResult
-from workers import tasks
-from workers.model_cache import ModelCache
-from workers.pipeline import JobRun
+from webapp.analyses import tasks
+from webapp.networks.model_cache import ModelCache
+from webapp.analyses.runner import JobRun
 
 pytestmark = pytest.mark.django_db
 
@@ -207,8 +207,8 @@ def analysed_job(tiny_network, monkeypatch):
     job = create_job(parse_pgn(SHORT_GAME), tiny_network, "policy", 1, dispatch=False)
     run(job, ModelCache().get(tiny_network))
     queued = []
-    monkeypatch.setattr(tasks.compute_attention, "apply_async",
-                        lambda args, queue: queued.append((args, queue)))
+    monkeypatch.setattr("workers.dispatch.send_task",
+                        lambda name, args, queue: queued.append((args, queue)))
     return job, queued
 
 

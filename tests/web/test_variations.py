@@ -14,7 +14,7 @@ from webapp.analyses.gameinput import parse_pgn
 from webapp.analyses.jobs import create_job
 from webapp.analyses.models import AnalysisJob
 from webapp.analyses.variations import add_line
-from workers.pipeline import JobRun
+from webapp.analyses.runner import JobRun
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def dispatched(monkeypatch):
     sent = []
-    monkeypatch.setattr("workers.tasks.run_analysis.apply_async", lambda *a, **k: sent.append(k["task_id"]))
+    monkeypatch.setattr("workers.dispatch.send_task", lambda *a, **k: sent.append(k["task_id"]))
     return sent
 
 

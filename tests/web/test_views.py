@@ -58,7 +58,7 @@ def test_several_games_are_listed_and_one_can_be_picked(client, django_capture_o
     assert "Paul Morphy - Duke Karl / Count Isouard" in body and "Anna - Bob" in body
     assert 'name="game_index" value="1"' in body
     sent = []
-    monkeypatch.setattr("workers.tasks.run_analysis.apply_async", lambda *a, **k: sent.append(k))
+    monkeypatch.setattr("workers.dispatch.send_task", lambda *a, **k: sent.append(k))
     with django_capture_on_commit_callbacks(execute=True):
         response = post(client, pgn=text, game_index="1")
     assert response.status_code == 302
@@ -78,7 +78,7 @@ def test_file_over_one_megabyte(client):
 
 
 def test_uploaded_file_is_parsed(client, monkeypatch):
-    monkeypatch.setattr("workers.tasks.run_analysis.apply_async", lambda *a, **k: None)
+    monkeypatch.setattr("workers.dispatch.send_task", lambda *a, **k: None)
     upload = SimpleUploadedFile("g.pgn", OPERA_GAME.encode("latin-1"))
     response = client.post("/", {"network": "material", "search": "value", "pgn_file": upload})
     assert response.status_code == 302
@@ -136,7 +136,7 @@ def test_two_inputs_at_once(client):
 
 
 def test_htmx_submit_redirects_with_header(client, monkeypatch):
-    monkeypatch.setattr("workers.tasks.run_analysis.apply_async", lambda *a, **k: None)
+    monkeypatch.setattr("workers.dispatch.send_task", lambda *a, **k: None)
     response = client.post("/", {"network": "material", "search": "value", "pgn": SHORT_GAME}, HTTP_HX_REQUEST="true")
     job = AnalysisJob.objects.get()
     assert response.status_code == 204 and response["HX-Redirect"] == f"/jobs/{job.id}/"
@@ -199,7 +199,7 @@ def test_only_the_session_that_started_a_job_may_cancel_it(client, material_netw
 
     from webapp.analyses.models import AnalysisJob
 
-    monkeypatch.setattr("workers.tasks.run_analysis.apply_async", lambda *a, **k: None)
+    monkeypatch.setattr("workers.dispatch.send_task", lambda *a, **k: None)
     assert client.post("/", {"network": "material", "search": "value", "pgn": SHORT_GAME}).status_code == 302
     job = AnalysisJob.objects.get()
     assert '"can_cancel": true' in client.get(f"/jobs/{job.id}/").content.decode()
@@ -258,7 +258,7 @@ def test_unknown_addresses_do_not_list_the_routes(client, settings, path):
 
 
 def test_pasted_pgn_with_a_byte_order_mark_is_analysed(client, monkeypatch):
-    monkeypatch.setattr("workers.tasks.run_analysis.apply_async", lambda *a, **k: None)
+    monkeypatch.setattr("workers.dispatch.send_task", lambda *a, **k: None)
     response = post(client, pgn="\ufeff" + OPERA_GAME)
     assert response.status_code == 302, response.content[:300]
     assert AnalysisJob.objects.get().headers["White"] == "Paul Morphy"

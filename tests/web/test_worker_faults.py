@@ -52,8 +52,6 @@ def broker(redis_server, settings):
     app = Celery("sightline-test", set_as_current=True)
     app.config_from_object("django.conf:settings", namespace="CELERY")
     app.conf.update(broker_url=urls.celery_broker, result_backend=urls.celery_backend)
-    import workers.tasks  # noqa: F401  (registers the shared tasks on the new app)
-
     app.finalize()
     yield urls
     site_app.set_current()

@@ -8,12 +8,13 @@ import uuid
 from django.db import transaction
 from django.http import Http404
 from django.utils import timezone
-from kombu.exceptions import OperationalError
 
 from webapp.analyses.gameinput import GameTree
 from webapp.analyses.keys import with_keys
 from webapp.analyses.models import AnalysisJob
 from webapp.networks.models import Network
+from workers import dispatch
+from workers.dispatch import BrokerUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -28,10 +29,6 @@ def get_job_or_404(job_id: str) -> AnalysisJob:
     if job is None:
         raise Http404(f"No analysis has the id {job_id!r}.")
     return job
-
-
-class BrokerUnavailable(RuntimeError):
-    """The job could not be handed to a worker (Redis is down); nothing was kept."""
 
 
 def create_job(tree: GameTree, network: Network, search: str, budget: int, *, dispatch: bool = True) -> AnalysisJob:
@@ -52,17 +49,15 @@ def create_job(tree: GameTree, network: Network, search: str, budget: int, *, di
 def _dispatch_or_withdraw(job: AnalysisJob) -> None:
     try:
         dispatch_job(job)
-    except (OperationalError, OSError) as exc:  # kombu wraps redis-py's connection errors
-        log.warning("the broker refused job %s (%s); withdrawing it", job.id, exc)
+    except BrokerUnavailable:
+        log.warning("the broker refused job %s; withdrawing it", job.id)
         AnalysisJob.objects.filter(pk=job.pk, task_id="").delete()
-        raise BrokerUnavailable(str(exc)) from exc
+        raise
 
 
 def dispatch_job(job: AnalysisJob) -> None:
-    from workers.tasks import run_analysis
-
     # The task id is the job id: one task per job, easy to find in Flower or the logs.
-    run_analysis.apply_async(args=[str(job.id)], task_id=str(job.id), queue=job.network.queue)
+    dispatch.send_task("sightline.run_analysis", [str(job.id)], queue=job.network.queue, task_id=str(job.id))
     AnalysisJob.objects.filter(pk=job.pk, task_id="").update(task_id=str(job.id))
 
 

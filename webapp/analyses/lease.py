@@ -3,8 +3,8 @@
 The broker may deliver a job's task more than once (a redelivery after its
 visibility timeout, a message restored at a worker's shutdown, a dispatch by
 the reaper); only the delivery that takes the lease runs it. The holder renews
-the lease every third of its length (``workers.heartbeat``); a lease that runs
-out means its worker is gone, and ``workers.reaper`` dispatches the job again.
+the lease every third of its length (``webapp.analyses.heartbeat``); a lease that runs
+out means its worker is gone, and ``webapp.analyses.reaper`` dispatches the job again.
 Every change is one conditional UPDATE, so two workers never both win.
 """
 

@@ -41,7 +41,7 @@ class AnalysisJob(models.Model):
     task_id = models.CharField(max_length=64, blank=True)
     # The lease (webapp.analyses.lease): the worker running the job renews ``lease_until``
     # while it works, so the job runs at most once at a time and a dead worker's job is
-    # noticed and dispatched again (workers.reaper). Empty owner: nobody holds it.
+    # noticed and dispatched again (webapp.analyses.reaper). Empty owner: nobody holds it.
     lease_owner = models.CharField(max_length=64, blank=True)
     lease_until = models.DateTimeField(null=True, blank=True, db_index=True)
     # Who may see it under "Recent analyses" (webapp.analyses.ownership): the session that started
@@ -158,10 +158,10 @@ class AttentionMap(models.Model):
 
 class DeepSearch(models.Model):
     """"Analyse this position deeper": the job's search on one node with a larger budget (or until
-    stopped), run by a worker (``workers.tasks.deep_search``) that publishes its lines live.
+    stopped), run by a worker (the task ``sightline.deep_search``) that publishes its lines live.
 
     ``budget`` 0 means until stopped (within ``webapp.analyses.deeper.MAX_SECONDS``); ``result``
-    holds the latest lines (see ``webapp.analyses.deeper.lines_json``), the final ones once done."""
+    holds the latest lines (see ``webapp.analyses.deep_runner.lines_json``), the final ones once done."""
 
     class Status(models.TextChoices):
         QUEUED = "queued"

@@ -34,10 +34,10 @@ from webapp.analyses.keys import node_boards
 from webapp.analyses.models import EVAL_SETTINGS_KEY, AnalysisJob, PositionResult
 from webapp.analyses.publish import publish_status
 from webapp.analyses.results import digest_key, evaluation_json, progress_json, search_json
+from webapp.analyses.heartbeat import Heartbeat
+from webapp.analyses.searching import budget_for, make_search
 from workers import shutdown
 from workers.claims import PositionClaims
-from workers.heartbeat import Heartbeat
-from workers.searching import budget_for, make_search
 
 log = logging.getLogger(__name__)
 

@@ -1,17 +1,23 @@
-"""Celery tasks. Routing: a job goes to its network's queue (``gpu`` or ``cpu``)."""
+"""The analyses app's Celery tasks, found by the worker through autodiscovery.
+
+The site sends them by name (``workers.dispatch.send_task``); the names never change, so
+messages already queued still reach them. A job goes to its network's queue (``gpu`` or ``cpu``).
+"""
 
 from __future__ import annotations
 
 import logging
 
-from celery import shared_task
+from celery import shared_task, signals
 
 from webapp.analyses.attention import encode_maps
+from webapp.analyses.deep_runner import run_deep_search
 from webapp.analyses.gameinput import board_for
-from webapp.analyses.models import AnalysisJob, AttentionMap
+from webapp.analyses.models import AnalysisJob, AttentionMap, DeepSearch
 from webapp.analyses.publish import GroupPublisher
-from workers.model_cache import models
-from workers.pipeline import JobRun
+from webapp.analyses.reaper import Reaper
+from webapp.analyses.runner import JobRun
+from webapp.networks.model_cache import models
 
 log = logging.getLogger(__name__)
 
@@ -30,14 +36,13 @@ def run_analysis(job_id: str) -> str:
 def compute_attention(job_id: str, node_id: int) -> str:
     """Attention of every layer and head for one node of a job, stored compactly."""
     job = AnalysisJob.objects.select_related("network").get(pk=job_id)
-    key = job.nodes[node_id].get("key") or job.network.position_key(board_for(job.nodes, node_id))
-    entry = AttentionMap.objects.get(position_key=key, network_checksum=job.network.checksum)
-    if entry.status == AttentionMap.Status.READY:
-        return entry.status
+    board = board_for(job.nodes, node_id)
+    key = job.nodes[node_id].get("key") or job.network.position_key(board)
+    entry = AttentionMap.objects.filter(position_key=key, network_checksum=job.network.checksum).first()
+    if entry is None or entry.status == AttentionMap.Status.READY:
+        return "missing" if entry is None else entry.status
     try:
-        evaluator = models.get(job.network)
-        board = board_for(job.nodes, node_id)
-        maps = evaluator.evaluate([board], attention=True)[0].attention
+        maps = models.get(job.network).evaluate([board], attention=True)[0].attention
         if maps is None:
             raise ValueError(f"{job.network.name} returned no attention maps")
         AttentionMap.objects.filter(pk=entry.pk).update(
@@ -50,48 +55,29 @@ def compute_attention(job_id: str, node_id: int) -> str:
         return AttentionMap.Status.FAILED
 
 
-@shared_task(name="sightline.check_network", acks_late=True)
-def check_network(network_id: int) -> str:
-    """Load an uploaded checkpoint (meta device first, config limits, shapes), probe its outputs,
-    then mark the network ready or rejected: the admin request only saved the file. A network
-    found ready with attention maps then gets its head atlas queued."""
-    from webapp.networks.atlas import request_atlas
-    from webapp.networks.models import Network
-    from webapp.networks.registry import check_network as check
-
-    status = check(network_id)
-    if status == Network.Status.READY:  # a network with attention gets its head atlas next
-        request_atlas(Network.objects.get(pk=network_id))
-    return status
-
-
-@shared_task(name="sightline.compute_head_atlas", acks_late=True)
-def compute_head_atlas(network_id: int) -> str:
-    """Score every attention head of a network over the position sample and store its atlas
-    (minutes for a large network: a background job whose progress the network's atlas page shows)."""
-    from django.conf import settings
-
-    from analysis.heads import AtlasConfig
-    from webapp.networks.atlas import compute_and_store
-    from webapp.networks.models import Network
-
-    network = Network.objects.filter(pk=network_id).first()
-    if network is None:
-        return "missing"
-    config = AtlasConfig(positions=settings.SIGHTLINE_ATLAS_POSITIONS)
-    try:
-        return compute_and_store(network, config, evaluator=models.get(network)).status
-    except Exception:
-        return "failed"
-
-
 @shared_task(name="sightline.deep_search", acks_late=True)
 def deep_search(deep_id: int) -> str:
     """'Analyse this position deeper': one node, a larger budget, lines published live."""
-    from webapp.analyses.deeper import run
-    from webapp.analyses.models import DeepSearch
-
     deep = DeepSearch.objects.select_related("job__network").filter(pk=deep_id).first()
     if deep is None:
         return "missing"
-    return run(deep_id, models.get(deep.job.network), GroupPublisher(deep.job_id))
+    return run_deep_search(deep_id, models.get(deep.job.network), GroupPublisher(deep.job_id))
+
+
+_reapers: dict[str, Reaper] = {}
+
+
+@signals.worker_ready.connect
+def _start_reaper(sender=None, **kwargs) -> None:
+    """Every ``celery worker`` looks for jobs that nobody runs any more (webapp/analyses/reaper.py).
+
+    ``worker_ready`` comes from the command-line worker only, not from the in-process test
+    workers of ``celery.contrib.testing``, whose test database is gone after their test."""
+    _reapers.setdefault("reaper", Reaper().start())
+
+
+@signals.worker_shutdown.connect
+def _stop_reaper(sender=None, **kwargs) -> None:
+    reaper = _reapers.pop("reaper", None)
+    if reaper is not None:
+        reaper.stop()

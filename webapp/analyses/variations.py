@@ -5,7 +5,7 @@ nodes under the position it was played from. They are added to the job's ``nodes
 write, keyed for the job's network (``webapp.analyses.keys``), and the job is analysed
 again: a finished job is queued once more (its stored results come from the cache, so only
 the new positions cost anything), a running one picks them up before it finishes
-(``workers.pipeline`` finishes only while the job still has the nodes it analysed).
+(``webapp.analyses.runner`` finishes only while the job still has the nodes it analysed).
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def add_line(job: AnalysisJob, parent, moves) -> AddedLine:
             from webapp.analyses.jobs import dispatch_job
 
             # robust: with the broker down the job stays queued without a task, and the
-            # reaper (workers.reaper) sends it once the broker is back.
+            # reaper (webapp.analyses.reaper) sends it once the broker is back.
             transaction.on_commit(lambda: dispatch_job(job), robust=True)
     return AddedLine(last, created, requeued)
 

@@ -265,9 +265,9 @@ def attention(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse:
         if retry:
             AttentionMap.objects.filter(pk=entry.pk).update(status=AttentionMap.Status.PENDING, error="")
             entry.status = AttentionMap.Status.PENDING
-        from workers.tasks import compute_attention
+        from workers import dispatch
 
-        compute_attention.apply_async(args=[str(job.id), node_id], queue=job.network.queue)
+        dispatch.send_task("sightline.compute_attention", [str(job.id), node_id], queue=job.network.queue)
     if entry.status == AttentionMap.Status.FAILED:
         # The worker's failure, not the request's: 503 with the reason; ?retry=1 queues it again.
         response = JsonResponse({"error": f"Computing attention failed: {entry.error}", "retry": "?retry=1"},

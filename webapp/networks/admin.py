@@ -100,11 +100,11 @@ class NetworkUploadForm(forms.ModelForm):
 
 def dispatch_check(network: Network) -> None:
     """Queue the worker's check; if the broker cannot be reached, say so on the network."""
-    from workers.tasks import check_network
+    from workers import dispatch
 
     try:
-        check_network.apply_async(args=[network.pk], queue=network.queue)
-    except Exception as exc:
+        dispatch.send_task("sightline.check_network", [network.pk], queue=network.queue)
+    except dispatch.BrokerUnavailable as exc:
         log.exception("could not queue the check of network %s", network.name)
         Network.objects.filter(pk=network.pk).update(
             status_message=f"Could not reach the workers to check it ({type(exc).__name__}); "

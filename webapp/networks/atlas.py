@@ -11,6 +11,7 @@ from analysis.heads import AtlasConfig, HeadAtlas, compute_atlas
 from analysis.heads.atlas import ATLAS_VERSION
 from webapp.networks.models import HeadAtlas as HeadAtlasRow
 from webapp.networks.models import Network
+from workers import dispatch
 
 log = logging.getLogger(__name__)
 
@@ -39,11 +40,9 @@ def request_atlas(network: Network, *, again: bool = False) -> HeadAtlasRow | No
 
 
 def _dispatch(network: Network) -> None:
-    from workers.tasks import compute_head_atlas
-
     try:
-        compute_head_atlas.apply_async(args=[network.pk], queue=network.queue)
-    except Exception as exc:  # the broker is down: say so on the page rather than wait forever
+        dispatch.send_task("sightline.compute_head_atlas", [network.pk], queue=network.queue)
+    except dispatch.BrokerUnavailable as exc:  # the broker is down: say so on the page rather than wait forever
         log.exception("could not queue the head atlas of %s", network.name)
         HeadAtlasRow.objects.filter(network=network).update(
             status=HeadAtlasRow.Status.FAILED, error=f"could not reach the workers ({type(exc).__name__})")

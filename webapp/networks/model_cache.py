@@ -1,4 +1,4 @@
-"""Networks loaded in this worker process, keyed by checksum.
+"""Networks loaded in this worker process, keyed by the ``Network`` row's checksum.
 
 Loading happens lazily inside the worker process (never in a parent that
 forks: CUDA does not survive fork). A small LRU keeps the most recently used
@@ -56,10 +56,8 @@ class ModelCache:
 def _configure_torch() -> None:
     """CPU threads per worker process for torch (``SIGHTLINE_TORCH_THREADS``, default 1).
 
-    Measured here: on a 2-core machine shared with other jobs, a cf-tiny batch
-    of 30 took 0.97 s with torch's default 2 threads and 0.037 s with 1 (idle
-    OpenMP threads spin while the cores are busy). Workers run several jobs
-    side by side, so one thread each is the safe default; a dedicated CPU
+    Idle OpenMP threads spin while the cores are busy with other jobs, and workers run
+    several jobs side by side, so one thread each is the safe default; a dedicated CPU
     worker with a solo pool can raise it.
     """
     import torch

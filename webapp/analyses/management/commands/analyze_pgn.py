@@ -21,10 +21,10 @@ from django.core.management.base import BaseCommand, CommandError
 from webapp.analyses.gameinput import GameInputError, MultipleGames, parse_pgn
 from webapp.analyses.jobs import create_job
 from webapp.analyses.publish import NullPublisher
+from webapp.analyses.runner import JobRun, PlyOutput
 from webapp.analyses.searches import SEARCHES
+from webapp.networks.model_cache import models
 from webapp.networks.models import Network
-from workers.model_cache import models
-from workers.pipeline import JobRun, PlyOutput
 
 
 def white_view(score: float, wdl, white_to_move: bool):

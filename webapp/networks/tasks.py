@@ -1,0 +1,41 @@
+"""The networks app's Celery tasks: checking an upload, computing a head atlas.
+
+Upload checks run on their own queue (``SIGHTLINE_CHECK_QUEUE``) so they never wait
+behind analyses; an atlas runs on its network's queue.
+"""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.conf import settings
+
+from analysis.heads import AtlasConfig
+from webapp.networks.atlas import compute_and_store, request_atlas
+from webapp.networks.model_cache import models
+from webapp.networks.models import Network
+from webapp.networks.registry import check_network as check
+
+
+@shared_task(name="sightline.check_network", acks_late=True)
+def check_network(network_id: int) -> str:
+    """Load an uploaded checkpoint (meta device first, config limits, shapes), probe its outputs,
+    then mark the network ready or rejected: the admin request only saved the file. A network
+    found ready with attention maps then gets its head atlas queued."""
+    status = check(network_id)
+    if status == Network.Status.READY:
+        request_atlas(Network.objects.get(pk=network_id))
+    return status
+
+
+@shared_task(name="sightline.compute_head_atlas", acks_late=True)
+def compute_head_atlas(network_id: int) -> str:
+    """Score every attention head of a network over the position sample and store its atlas
+    (a background job whose progress the network's atlas page shows)."""
+    network = Network.objects.filter(pk=network_id).first()
+    if network is None:
+        return "missing"
+    config = AtlasConfig(positions=settings.SIGHTLINE_ATLAS_POSITIONS)
+    try:
+        return compute_and_store(network, config, evaluator=models.get(network)).status
+    except Exception:
+        return "failed"
