@@ -16,7 +16,7 @@ from analysis.encoding.policy_index import move_to_index
 from analysis.models.lc0.convert import convert
 from analysis.models.lc0.evaluate import evaluate_boards
 from analysis.models.lc0.model import from_lc0, load_lc0
-from analysis.models.lc0.planes import (FLIP, MIRROR, TRANSPOSE, apply_transform, encode_position,
+from analysis.encoding.lc0_formats import (FLIP, MIRROR, TRANSPOSE, apply_transform, encode_position,
                                         move_indices)
 from analysis.models.lc0.proto import net_class
 from analysis.models.lc0.reader import parse_net, read_net
@@ -268,7 +268,7 @@ def test_castling_en_passant_and_clock_planes_by_format():
 
 
 def test_registry_helpers_agree_with_encoding():
-    from analysis.models.lc0.planes import legal_moves, position_key, square_tokens
+    from analysis.encoding.lc0_formats import legal_moves, position_key, square_tokens
 
     board = chess.Board("8/8/8/8/8/2k5/K7/3Q4 w - - 3 60")
     moves, indices = legal_moves(board, 4)

@@ -8,6 +8,7 @@ from analysis.encoding.chessbench import FEN_TOKENS
 from analysis.encoding.giraffe import GIRAFFE_363
 from analysis.encoding.graph import GRAPH_ENCODINGS
 from analysis.encoding.lc0 import LC0_PLANES
+from analysis.encoding.lc0_formats import BY_INPUT_FORMAT
 from analysis.encoding.lc0_planes import (
     INPUT_FORMAT,
     PackedPosition,
@@ -31,6 +32,8 @@ register_encoding(FEN_TOKENS)
 register_encoding(GIRAFFE_363)
 for _graph in GRAPH_ENCODINGS.values():
     register_encoding(_graph)
+for _format in BY_INPUT_FORMAT.values():  # lc0's other input formats
+    register_encoding(_format)
 
 __all__ = [
     "ENCODINGS", "FEN_TOKENS", "INPUT_FORMAT", "LC0_PLANES", "POLICY_SIZE", "Encoding", "PackedPosition", "encode_planes",

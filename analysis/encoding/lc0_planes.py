@@ -51,7 +51,9 @@ INPUT_FORMAT = "lc0/INPUT_CLASSICAL_112_PLANE"
 HISTORY = 8
 PLANES = 112
 AUX_BASE = 104
+BLACK_TO_MOVE_PLANE = 108
 RULE50_PLANE = 109
+ROW_BYTES = PLANES * 8  # a packed row: each plane's bitboard as 8 little-endian bytes
 
 _PIECE_ORDER = (chess.PAWN, chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN, chess.KING)
 _START_BOARD_FEN = chess.STARTING_BOARD_FEN
@@ -169,18 +171,28 @@ def pack(board: chess.Board) -> PackedPosition:
     )
     for offset, allowed in enumerate(castling):
         bits[AUX_BASE + offset] = _ALL if allowed else 0
-    bits[108] = _ALL if us == chess.BLACK else 0
+    bits[BLACK_TO_MOVE_PLANE] = _ALL if us == chess.BLACK else 0
     bits[111] = _ALL
     return PackedPosition(bits=bits, rule50=board.halfmove_clock, black_to_move=mirror)
+
+
+def bitboard_rows(bits: np.ndarray) -> np.ndarray:
+    """(B, 112) uint64 bitboards -> (B, 896) uint8 packed rows (each plane little-endian)."""
+    return bits.astype("<u8").view(np.uint8).reshape(len(bits), ROW_BYTES)
+
+
+def unpack_planes(rows: np.ndarray, rule50) -> np.ndarray:
+    """Packed rows (B, 896) uint8 and plane 109's values (B,) -> float32 planes (B, 112, 64), square
+    index last. Every unpacking of lc0 planes (inference, the other input formats, training) is this."""
+    planes = np.unpackbits(rows.reshape(len(rows), PLANES, 8), axis=-1, bitorder="little").astype(np.float32)
+    planes[:, RULE50_PLANE, :] = np.asarray(rule50, np.float32)[:, None]
+    return planes
 
 
 def planes_from_packed(packed: Sequence[PackedPosition]) -> np.ndarray:
     """Unpack to float32 planes of shape (batch, 112, 64), square index last."""
     stacked = np.stack([p.bits for p in packed]) if packed else np.zeros((0, PLANES), np.uint64)
-    as_bytes = stacked.astype("<u8").view(np.uint8).reshape(len(packed), PLANES, 8)
-    planes = np.unpackbits(as_bytes, axis=-1, bitorder="little").astype(np.float32)
-    planes[:, RULE50_PLANE, :] = np.asarray([p.rule50 for p in packed], np.float32)[:, None]
-    return planes
+    return unpack_planes(bitboard_rows(stacked), [p.rule50 for p in packed])
 
 
 def encode_planes(boards: Sequence[chess.Board]) -> np.ndarray:

@@ -55,11 +55,7 @@ def register_encoding(encoding: Encoding) -> Encoding:
 
 
 def get_encoding(name: str) -> Encoding:
-    """The encoding ``name``; one a family brings is registered when that family is first loaded."""
-    if name not in ENCODINGS:
-        from analysis.models import load_families
-
-        load_families()
+    """The registered encoding ``name`` (every one is registered by ``analysis.encoding``)."""
     try:
         return ENCODINGS[name]
     except KeyError:

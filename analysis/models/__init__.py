@@ -41,7 +41,7 @@ def get_family(name: str) -> "ModelFamily":
 
 
 def load_families() -> list["ModelFamily"]:
-    """Every registered family (importing each registers the encodings it brings)."""
+    """Every registered family."""
     return [get_family(name) for name in FAMILIES]
 
 

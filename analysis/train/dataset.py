@@ -39,13 +39,14 @@ import torch
 
 from analysis.data.store import PLANES_BYTES, read_annotated
 from analysis.encoding import POLICY_SIZE, pack
+from analysis.encoding.lc0_planes import BLACK_TO_MOVE_PLANE, bitboard_rows, unpack_planes
 
 _COLUMNS = ["fen", "planes", "rule50", "win", "wdl", "best_index", "legal_indices", "action_indices", "action_win",
             "game_id", "ply", "source"]
 WDL_TARGETS = ("win", "stockfish")
 # Sources whose positions are not followed by their game's future (no short-term target).
 _OFF_GAME_SOURCES = {"perturb", "refute"}
-_BLACK_TO_MOVE_BYTES = slice(108 * 8, 109 * 8)  # plane 108 within a packed row (8 bytes a plane)
+_BLACK_TO_MOVE_BYTES = slice(BLACK_TO_MOVE_PLANE * 8, (BLACK_TO_MOVE_PLANE + 1) * 8)  # its plane in a packed row
 ST_DEPTH = 6
 ST_HORIZON = 40
 
@@ -167,16 +168,14 @@ class PositionDataset(torch.utils.data.Dataset):
         rng = np.random.default_rng([self.seed, *idx[:8].tolist()])
         fen_only, flip = rng.random(len(idx)), rng.random(len(idx))
         for row in np.flatnonzero(fen_only < self.fen_only_share):
-            planes[row] = np.frombuffer(pack(chess.Board(self.fens[idx[row]])).bits.astype("<u8").tobytes(), np.uint8)
+            planes[row] = bitboard_rows(pack(chess.Board(self.fens[idx[row]])).bits[None])[0]
         planes[flip < self.colour_flip_share, _BLACK_TO_MOVE_BYTES] ^= 0xFF
         return planes
 
     def __getitem__(self, idx) -> dict[str, torch.Tensor]:
         idx = np.atleast_1d(np.asarray(idx, np.int64))
         b = len(idx)
-        bits = np.unpackbits(self._planes(idx).reshape(b, 112, 8), axis=-1, bitorder="little").astype(np.float32)
-        bits[:, 109, :] = self.rule50[idx, None]  # analysis.encoding: plane 109 carries the raw rule-50 count
-        tokens = np.ascontiguousarray(bits.transpose(0, 2, 1))
+        tokens = np.ascontiguousarray(unpack_planes(self._planes(idx), self.rule50[idx]).transpose(0, 2, 1))
         policy = np.zeros((b, POLICY_SIZE), np.float32)
         rows, cols = self.policy_idx.rows(idx)
         _, probs = self.policy_prob.rows(idx)

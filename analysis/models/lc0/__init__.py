@@ -16,10 +16,8 @@ One module per part, as lczero-training splits its model:
 ``import_resnet``   proto -> ResNetConfig + state dict
 ``import_attention``  proto -> AttentionConfig + state dict
 ``model``           ``build(family, config)``, ``load_lc0(path)``
-``planes``          input formats 2..5, 132, 133 and the canonical transform
 ``evaluate``        boards in, legal-move policy / WDL / attention (real squares) out
 ``convert``         ``.pb.gz`` -> Sightline checkpoint (in memory or a file)
-``encodings``       each input format as a registered encoding (token layout)
 ``decoding``        raw outputs -> ``Evaluation`` (the one evaluator's decode)
 ``losses``          fine-tuning losses on Sightline's data
 ``presets``         named shapes: ``maia``, ``bt-tiny``, ``bt-small``, ``bt4``
@@ -32,8 +30,8 @@ Families: ``lc0-resnet`` and ``lc0-attention``. Every bad input raises
 
 from analysis.models.lc0.convert import convert
 from analysis.models.lc0.evaluate import Lc0Answer, evaluate_boards
-from analysis.models.lc0.model import ATTENTION, FAMILIES, RESNET, build, from_lc0, input_encoding, load_lc0
+from analysis.models.lc0.model import ATTENTION, FAMILIES, RESNET, build, from_lc0, load_lc0
 from analysis.models.lc0.reader import read_net
 
 __all__ = ["ATTENTION", "FAMILIES", "Lc0Answer", "RESNET", "build", "convert", "evaluate_boards", "from_lc0",
-           "input_encoding", "load_lc0", "read_net"]
+           "load_lc0", "read_net"]

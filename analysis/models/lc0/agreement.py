@@ -22,7 +22,7 @@ import torch
 
 from analysis.models.lc0.evaluate import evaluate_boards
 from analysis.models.lc0.model import load_lc0
-from analysis.models.lc0.planes import TRANSPOSE, encode_boards, move_indices
+from analysis.encoding.lc0_formats import TRANSPOSE, encode_boards, move_indices
 
 NETWORKS = ("maia-1100", "maia-1500", "maia-1900", "meangirl-8", "synth_se_2x16_wdl_mlh",
             "synth_bt_dense_multihead", "synth_bt_dense_multihead_f16", "synth_t1_pemap_single")

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
+from analysis.encoding.lc0_formats import INPUT_FORMATS
 from analysis.models.lc0.activations import FUNCTIONS
 
 # Largest size of each kind a config may hold; BT4 (1024 x 15 x 32h, FFN 1536) is well inside.
 LIMITS = {"blocks": 64, "channels": 1024, "encoders": 64, "embed": 4096, "heads": 128, "ffn": 16384,
           "hidden": 16384}
-INPUT_FORMATS = (1, 2, 3, 4, 5, 132, 133)
 
 
 def _check_sizes(config, kinds: dict[str, str]) -> None:

@@ -17,7 +17,8 @@ import torch
 from analysis.checkpoint_file import CheckpointMeta, write_atomically
 from analysis.errors import CheckpointError
 from analysis.models.lc0.evaluate import evaluate_boards
-from analysis.models.lc0.model import ATTENTION, RESNET, build, from_lc0, input_encoding
+from analysis.encoding.lc0_formats import encoding_name
+from analysis.models.lc0.model import ATTENTION, RESNET, build, from_lc0
 from analysis.models.lc0.reader import read_net
 
 FLOAT16_TOLERANCE = 1e-3
@@ -53,7 +54,7 @@ def import_net(source: str | Path) -> tuple[torch.nn.Module, CheckpointMeta]:
                   "license": net.license, "lc0_min_version": ".".join(map(str, net.min_version)),
                   "format": net.format.names(), "storage": "float32"}
     meta = CheckpointMeta(family=model.family, config=model.config.to_dict(),
-                          input_encoding=input_encoding(model.config.input_format), trained=True,
+                          input_encoding=encoding_name(model.config.input_format), trained=True,
                           provenance=provenance)
     return model, meta
 

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from analysis.models.lc0.planes import encode_boards, move_indices, square_map
+from analysis.encoding.lc0_formats import encode_boards, move_indices, square_map
 
 
 @dataclass

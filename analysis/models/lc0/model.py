@@ -16,16 +16,11 @@ from analysis.models.lc0.attention import Lc0Attention
 from analysis.models.lc0.config import AttentionConfig, ResNetConfig, config_from_dict
 from analysis.models.lc0.import_attention import attention_config, attention_state
 from analysis.models.lc0.import_resnet import resnet_config, resnet_state
-from analysis.models.lc0.reader import INPUT_FORMATS, Lc0File, read_net
+from analysis.models.lc0.reader import Lc0File, read_net
 from analysis.models.lc0.resnet import Lc0ResNet
 
 RESNET, ATTENTION = "lc0-resnet", "lc0-attention"
 FAMILIES = (RESNET, ATTENTION)
-
-
-def input_encoding(input_format: int) -> str:
-    """The checkpoint's ``input_encoding`` string, e.g. ``lc0/INPUT_CLASSICAL_112_PLANE``."""
-    return f"lc0/{INPUT_FORMATS[input_format]}"
 
 
 def build(family: str, config: dict | ResNetConfig | AttentionConfig) -> nn.Module:

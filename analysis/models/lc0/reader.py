@@ -18,6 +18,7 @@ from pathlib import Path
 
 from google.protobuf.message import DecodeError
 
+from analysis.encoding.lc0_formats import INPUT_FORMATS
 from analysis.errors import CheckpointError
 from analysis.models.lc0.proto import net_class
 from analysis.models.lc0.weights import LINEAR16
@@ -27,11 +28,7 @@ SUPPORTED_VERSION = (0, 33)  # lc0 v0.33: the newest format fields we read (per-
 MAX_UNCOMPRESSED = 2 << 30  # 2 GiB; BT4 is ~0.4 GB unpacked
 _CHUNK = 1 << 22
 
-# NetworkFormat enum values (lc0 proto/net.proto).
-INPUT_FORMATS = {1: "INPUT_CLASSICAL_112_PLANE", 2: "INPUT_112_WITH_CASTLING_PLANE",
-                 3: "INPUT_112_WITH_CANONICALIZATION", 4: "INPUT_112_WITH_CANONICALIZATION_HECTOPLIES",
-                 132: "INPUT_112_WITH_CANONICALIZATION_HECTOPLIES_ARMAGEDDON",
-                 5: "INPUT_112_WITH_CANONICALIZATION_V2", 133: "INPUT_112_WITH_CANONICALIZATION_V2_ARMAGEDDON"}
+# NetworkFormat enum values (lc0 proto/net.proto); the input formats' are the encodings'.
 OUTPUTS = {1: "OUTPUT_CLASSICAL", 2: "OUTPUT_WDL"}
 NETWORKS = {3: "NETWORK_CLASSICAL_WITH_HEADFORMAT", 4: "NETWORK_SE_WITH_HEADFORMAT",
             6: "NETWORK_ATTENTIONBODY_WITH_HEADFORMAT", 7: "NETWORK_ATTENTIONBODY_WITH_MULTIHEADFORMAT"}

@@ -1,4 +1,5 @@
-"""lc0's input formats beyond the classical one, and their canonical transform.
+"""lc0's input formats beyond the classical one, their canonical transform, and each format as a
+registered encoding (``BY_INPUT_FORMAT``).
 
 ``INPUT_CLASSICAL_112_PLANE`` (1) is ``analysis.encoding.lc0_planes``, used as
 is. The others follow lc0's ``EncodePositionForNN`` (``src/neural/encoder.cc``):
@@ -18,20 +19,24 @@ is. The others follow lc0's ``EncodePositionForNN`` (``src/neural/encoder.cc``):
   stops when the game's known history ends.
 
 The network sees the transformed board; its policy and attention maps are in
-that frame, and ``square_map`` takes real squares there.
+that frame, and ``square_map`` takes real squares there. Every encoding gives the
+registry's token layout (B, 64, 112): token t holds square t of the network's frame
+(lc0's planes transposed); the classical format's is ``LC0_PLANES`` itself.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Sequence
 
 import chess
 import numpy as np
 
 from analysis.encoding import lc0_planes
-from analysis.encoding.policy_index import move_to_index, vocabulary
+from analysis.encoding.lc0 import LC0_PLANES
+from analysis.encoding.policy_index import move_to_index, vocabulary, vocabulary_uci
+from analysis.encoding.registry import Encoding
 
 FLIP, MIRROR, TRANSPOSE = 1, 2, 4  # lc0's FlipTransform, MirrorTransform, TransposeTransform
 _ALL = 0xFFFF_FFFF_FFFF_FFFF
@@ -40,6 +45,12 @@ _UPPER_HALF = 0xFFFFFFFF00000000
 _TRANSPOSE_TRIANGLE, _DIAGONAL = 0xE0C08000, 0x10204080
 ARMAGEDDON = (132, 133)
 V2 = (5, 133)
+CLASSICAL = 1
+# lc0's NetworkFormat.input values (proto/net.proto) and their names.
+INPUT_FORMATS = {CLASSICAL: "INPUT_CLASSICAL_112_PLANE", 2: "INPUT_112_WITH_CASTLING_PLANE",
+                 3: "INPUT_112_WITH_CANONICALIZATION", 4: "INPUT_112_WITH_CANONICALIZATION_HECTOPLIES",
+                 132: "INPUT_112_WITH_CANONICALIZATION_HECTOPLIES_ARMAGEDDON",
+                 5: "INPUT_112_WITH_CANONICALIZATION_V2", 133: "INPUT_112_WITH_CANONICALIZATION_V2_ARMAGEDDON"}
 
 
 @dataclass(frozen=True)
@@ -162,19 +173,19 @@ def _is_start(board: chess.Board) -> bool:
 
 def encode_position(board: chess.Board, input_format: int) -> Encoded:
     """One board (with its move stack) in lc0 input format ``input_format``."""
-    if input_format == 1:
+    if input_format == CLASSICAL:
         packed = lc0_planes.pack(board)
         return Encoded(packed.bits, float(packed.rule50), 0, packed.black_to_move)
     if not 0 <= board.halfmove_clock <= lc0_planes.MAX_RULE50:
         raise ValueError(f"half-move clock {board.halfmove_clock} is outside 0..{lc0_planes.MAX_RULE50}")
-    bits = np.zeros(112, dtype=np.uint64)
+    bits = np.zeros(lc0_planes.PLANES, dtype=np.uint64)
     _history(board, input_format, bits)
     black = board.turn == chess.BLACK
     bits[104], bits[105] = _castling_masks(board, board.turn)
     if input_format >= 3:
-        bits[108] = _en_passant(board)
+        bits[lc0_planes.BLACK_TO_MOVE_PLANE] = _en_passant(board)  # the canonical formats' en-passant plane
     elif black:
-        bits[108] = _ALL
+        bits[lc0_planes.BLACK_TO_MOVE_PLANE] = _ALL
     if input_format in ARMAGEDDON and black:
         bits[110] = _ALL
     bits[111] = _ALL
@@ -182,7 +193,7 @@ def encode_position(board: chess.Board, input_format: int) -> Encoded:
     rule50 = float(clock / np.float32(100)) if input_format >= 4 else float(clock)
     transform = choose_transform([int(b) for b in bits]) if input_format >= 3 else 0
     if transform:
-        for p in range(109):
+        for p in range(lc0_planes.RULE50_PLANE):
             if bits[p] not in (0, _ALL):
                 bits[p] = apply_transform(int(bits[p]), transform)
     return Encoded(bits, rule50, transform, black)
@@ -190,11 +201,8 @@ def encode_position(board: chess.Board, input_format: int) -> Encoded:
 
 def planes(encoded: Sequence[Encoded]) -> np.ndarray:
     """Float32 planes (B, 112, 64), square index last, network frame."""
-    stacked = np.stack([e.bits for e in encoded]) if encoded else np.zeros((0, 112), np.uint64)
-    as_bytes = stacked.astype("<u8").view(np.uint8).reshape(len(encoded), 112, 8)
-    out = np.unpackbits(as_bytes, axis=-1, bitorder="little").astype(np.float32)
-    out[:, 109, :] = np.asarray([e.rule50 for e in encoded], np.float32)[:, None]
-    return out
+    stacked = np.stack([e.bits for e in encoded]) if encoded else np.zeros((0, lc0_planes.PLANES), np.uint64)
+    return lc0_planes.unpack_planes(lc0_planes.bitboard_rows(stacked), [e.rule50 for e in encoded])
 
 
 def encode_boards(boards: Sequence[chess.Board], input_format: int) -> tuple[np.ndarray, list[Encoded]]:
@@ -230,8 +238,7 @@ def move_indices(board: chess.Board, moves: Sequence[chess.Move], transform: int
 # -- what an encodings registry needs per input format (boards only, no network) ---------------
 
 def encoding_name(input_format: int) -> str:
-    from analysis.models.lc0.reader import INPUT_FORMATS
-
+    """The registered encoding's name, e.g. ``lc0/INPUT_CLASSICAL_112_PLANE``."""
     return f"lc0/{INPUT_FORMATS[input_format]}"
 
 
@@ -250,3 +257,24 @@ def legal_moves(board: chess.Board, input_format: int) -> tuple[list[chess.Move]
 def square_tokens(board: chess.Board, input_format: int) -> np.ndarray:
     """For each real square, the token (network-frame square) that holds it."""
     return square_map(board, encode_position(board, input_format).transform)
+
+
+def encode(boards: Sequence[chess.Board], input_format: int) -> np.ndarray:
+    """(B, 64, 112) float32 tokens in the network's frame."""
+    stacked, _ = encode_boards(boards, input_format)
+    return np.ascontiguousarray(stacked.transpose(0, 2, 1))
+
+
+def _encoding(input_format: int) -> Encoding:
+    return Encoding(
+        name=encoding_name(input_format),
+        encode=partial(encode, input_format=input_format),
+        position_key=partial(position_key, input_format=input_format),
+        vocabulary=vocabulary_uci,
+        legal_moves=partial(legal_moves, input_format=input_format),
+        square_tokens=partial(square_tokens, input_format=input_format),
+    )
+
+
+# lc0 input format number -> its encoding; the classical one is the shared encoding itself.
+BY_INPUT_FORMAT: dict[int, Encoding] = {f: LC0_PLANES if f == CLASSICAL else _encoding(f) for f in INPUT_FORMATS}
