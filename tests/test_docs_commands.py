@@ -1,0 +1,167 @@
+"""The docs say what is true: their runnable commands run, their links and file names lead somewhere.
+
+A fenced block with the info string ``console`` in ``docs/*.md`` is runnable: each ``$ `` line is a
+command (a trailing ``\\`` continues it), run with bash in the repository root, and the lines after it
+are its output, where ``...`` stands for any text (several lines included). ``[exit N]`` as the last
+output line says the command exits with N; otherwise it must exit 0. Output is stdout and stderr
+together. Only cheap commands go in such blocks (``--help``, one position on a shipped network);
+long ones stay in plain blocks, which nothing runs.
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = sorted((ROOT / "docs").glob("*.md"))
+READ = [ROOT / "README.md", *PAGES]
+FENCE = re.compile(r"^```(\S*)[^\n]*\n(.*?)^```[ \t]*$", re.S | re.M)
+EXIT = re.compile(r"^\[exit (\d+)\]$")
+
+
+@dataclass(frozen=True)
+class DocCommand:
+    page: str
+    line: int
+    command: str
+    expected: str
+    status: int
+
+    def __str__(self) -> str:
+        return f"{self.page}:{self.line}"
+
+
+def doc_commands(page: Path) -> list[DocCommand]:
+    text = page.read_text(encoding="utf-8")
+    found: list[DocCommand] = []
+    for block in FENCE.finditer(text):
+        if block.group(1) != "console":
+            continue
+        first_line = text.count("\n", 0, block.start(2)) + 1
+        found.extend(_parse_console(page.relative_to(ROOT).as_posix(), first_line, block.group(2)))
+    return found
+
+
+def _parse_console(page: str, first_line: int, body: str) -> list[DocCommand]:
+    commands: list[DocCommand] = []
+    lines = body.splitlines()
+    i = 0
+    while i < len(lines):
+        if not lines[i].startswith("$ "):
+            raise ValueError(f"{page}:{first_line + i}: output with no command before it: {lines[i]!r}")
+        start, command = i, lines[i][2:]
+        while command.endswith("\\"):
+            i += 1
+            command = command[:-1] + " " + lines[i].strip()
+        i += 1
+        output: list[str] = []
+        while i < len(lines) and not lines[i].startswith("$ "):
+            output.append(lines[i])
+            i += 1
+        status = 0
+        if output and (marker := EXIT.match(output[-1].strip())):
+            status = int(marker.group(1))
+            output.pop()
+        commands.append(DocCommand(page, first_line + start, command, "\n".join(output), status))
+    return commands
+
+
+def matches(expected: str, actual: str) -> bool:
+    """``expected`` with ``...`` as a wildcard equals ``actual`` (trailing spaces and blank ends ignored)."""
+    def tidy(text: str) -> str:
+        return "\n".join(line.rstrip() for line in text.strip("\n").splitlines())
+
+    pattern = ".*?".join(re.escape(part) for part in tidy(expected).split("..."))
+    return re.fullmatch(pattern, tidy(actual), re.S) is not None
+
+
+COMMANDS = [c for page in PAGES for c in doc_commands(page)]
+
+
+def test_the_docs_have_runnable_commands_on_the_library_page():
+    assert len(COMMANDS) >= 6
+    assert any(c.page == "docs/cli.md" for c in COMMANDS)
+
+
+@pytest.mark.parametrize("doc", COMMANDS, ids=str)
+def test_a_documented_command_runs_and_prints_what_the_page_shows(doc: DocCommand):
+    done = subprocess.run(["bash", "-c", doc.command], cwd=ROOT, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=180)
+    assert done.returncode == doc.status, f"{doc}: {doc.command}\nexit {done.returncode}\n{done.stdout}"
+    assert matches(doc.expected, done.stdout), f"{doc}: {doc.command}\nprinted:\n{done.stdout}"
+
+
+def test_the_output_matcher_reads_ellipses_and_exit_markers():
+    assert matches("a ... c\n...", "a b c\nmore\nlines\n")
+    assert not matches("a ... c", "a b d")
+    (doc,) = _parse_console("p.md", 1, "$ false \\\n    --x\nerror: ...\n[exit 2]")
+    assert (doc.command, doc.expected, doc.status) == ("false  --x", "error: ...", 2)
+
+
+# Links: [text](target), ![alt](target) and [name]: target, outside code.
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)|^\[[^\]]+\]:\s*(\S+)", re.M)
+INLINE_CODE = re.compile(r"`[^`\n]+`")
+# A name in backticks that starts like one of the repository's folders is a file that must exist.
+REPO_PATH = re.compile(r"^(?:analysis|webapp|workers|bench|tests|configs|weights|static|templates|docs)/[\w./-]*$")
+
+
+def _prose(text: str) -> str:
+    text = FENCE.sub("", text)
+    text = re.sub(r"^(?: {4}|\t).*$", "", text, flags=re.M)  # indented code blocks
+    return INLINE_CODE.sub("", text)
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading."""
+    text = re.sub(r"[`*_]|\[([^\]]*)\]\([^)]*\)", r"\1", heading.strip().lower())
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    text = FENCE.sub("", page.read_text(encoding="utf-8"))
+    return {slug(m.group(1)) for m in re.finditer(r"^#{1,6}\s+(.*?)\s*#*\s*$", text, re.M)}
+
+
+def broken_links(page: Path) -> list[str]:
+    broken = []
+    for match in LINK.finditer(_prose(page.read_text(encoding="utf-8"))):
+        target = match.group(1) or match.group(2)
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target):  # http:, https:, mailto:
+            continue
+        path, _, fragment = target.partition("#")
+        file = (page.parent / path).resolve() if path else page
+        if not file.exists():
+            broken.append(f"{page.relative_to(ROOT)}: {target} (no such file)")
+        elif fragment and file.suffix == ".md" and fragment not in anchors(file):
+            broken.append(f"{page.relative_to(ROOT)}: {target} (no such heading)")
+    return broken
+
+
+def test_every_relative_link_in_the_readme_and_docs_leads_to_a_file_and_heading():
+    assert READ[1:], "docs/ has no pages"
+    assert [b for page in READ for b in broken_links(page)] == []
+
+
+def test_every_file_the_docs_name_exists():
+    missing = []
+    for page in READ:
+        text = FENCE.sub("", page.read_text(encoding="utf-8"))
+        for span in INLINE_CODE.findall(text):
+            name = span.strip("`").rstrip(".,:;")
+            if REPO_PATH.match(name) and not (ROOT / name).exists():
+                missing.append(f"{page.relative_to(ROOT)}: {name}")
+    assert missing == []
+
+
+def test_the_link_checker_finds_a_missing_file_and_a_missing_heading(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    (tmp_path / "a.md").write_text("# A page\n\n## Where to read on\n")
+    page = tmp_path / "b.md"
+    page.write_text("[ok](a.md#where-to-read-on) [gone](c.md) [bad](a.md#nowhere) `[skip](d.md)`\n"
+                    "```\n[code](e.md)\n```\n[web](https://example.org)\n")
+    assert broken_links(page) == ["b.md: c.md (no such file)", "b.md: a.md#nowhere (no such heading)"]
