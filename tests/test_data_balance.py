@@ -154,7 +154,7 @@ def test_generated_datasets_never_hold_the_sanity_suites_mates(tmp_path):
 
     from analysis.data.plan import GenerateConfig, build_plan
     from analysis.data.sources import blunder_mate_positions, eco_openings, opening_parents
-    from analysis.eval.value_sanity import held_out_keys
+    from analysis.data.held_out import held_out_keys
 
     openings = tmp_path / "openings"
     openings.mkdir()

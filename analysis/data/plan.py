@@ -14,10 +14,10 @@ import pyarrow as pa
 from tqdm import tqdm
 
 from analysis.data.engine import find_stockfish, init_worker_engine
+from analysis.data.held_out import held_out_keys
 from analysis.data.selfplay import SelfPlayConfig, play_game
 from analysis.data.sources import (PositionSource, blunder_mate_positions, eco_openings, mate_in_one_positions,
                                   opening_parents, perturb, pgn_positions, tactical_score, thin)
-from analysis.eval.value_sanity import held_out_keys
 from analysis.data.store import PLAN_FILE, PLAN_SCHEMA, update_card, write_table_atomic
 
 

@@ -31,10 +31,9 @@ into White's):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import chess
 
+from analysis.data.held_out import MATE_IN_ONE, Line
 from analysis.search import Budget, run_search, search_names
 
 SUITE_VERSION = 1
@@ -59,21 +58,6 @@ MATE_IN_ONE_MIN = 0.70
 TERMINAL_BUDGET = Budget(nodes=16)
 
 
-@dataclass(frozen=True)
-class Line:
-    """A position reached from a FEN by UCI moves (its history)."""
-
-    name: str
-    moves: str
-    fen: str = chess.STARTING_FEN
-
-    def board(self) -> chess.Board:
-        board = chess.Board(self.fen)
-        for uci in self.moves.split():
-            board.push_uci(uci)
-        return board
-
-
 START = Line("start position", "")
 QUIET_OPENINGS = [
     Line("1.e4", "e2e4"),
@@ -85,13 +69,6 @@ QUIET_OPENINGS = [
     Line("Ruy Lopez, closed, 8...O-O",
          "e2e4 e7e5 g1f3 b8c6 f1b5 a7a6 b5a4 g8f6 e1g1 f8e7 f1e1 b7b5 a4b3 d7d6 c2c3 e8g8"),
 ]
-_BACK_RANK = "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1"
-MATE_IN_ONE = [
-    Line("Scholar's mate, White to play Qxf7#", "e2e4 e7e5 f1c4 b8c6 d1h5 g8f6"),
-    Line("Fool's mate, Black to play Qh4#", "f2f3 e7e5 g2g4"),
-    Line("back rank, White to play Rd8#", "", _BACK_RANK),
-    Line("back rank, Black to play Rd1#", "", chess.Board(_BACK_RANK).mirror().fen()),
-]
 _STALEMATE = "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1"
 FINISHED = [
     Line("checkmated: White after Fool's mate", "f2f3 e7e5 g2g4 d8h4"),
@@ -99,17 +76,6 @@ FINISHED = [
     Line("stalemated: Black", "", _STALEMATE),
     Line("stalemated: White", "", chess.Board(_STALEMATE).mirror().fen()),
 ]
-
-
-def held_out_keys() -> set[str]:
-    """Position keys (``board.epd()``) that no generated dataset may contain.
-
-    The mate-in-one checks ask whether a network *learnt* what a mate in one
-    looks like; ``analysis.data.plan`` drops these positions (and their
-    mirrors) so no dataset can teach the answers themselves.
-    """
-    boards = [line.board() for line in MATE_IN_ONE]
-    return {b.epd() for b in boards} | {b.mirror().epd() for b in boards}
 
 
 def mirrored(board: chess.Board) -> chess.Board:
