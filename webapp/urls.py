@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from webapp.analyses import sharing, views
+from webapp.analyses import explore, sharing, views
 from webapp.favicon import favicon
 from webapp.networks import heads_views
 from webapp.networks import views as network_views
@@ -22,7 +22,7 @@ urlpatterns = [
     path("networks/<slug:name>/", network_views.network_panel, name="network"),
     path("networks/<slug:name>/heads/", heads_views.atlas_page, name="head_atlas"),
     path("networks/<slug:name>/heads/compute/", heads_views.compute_atlas, name="head_compute"),
-    path("networks/<slug:name>/heads/explore/", heads_views.explore_head, name="head_explore"),
+    path("networks/<slug:name>/heads/explore/", explore.explore_head, name="head_explore"),
     path("networks/<slug:name>/heads/show/", heads_views.show_head, name="head_show"),
     path("admin/", admin.site.urls),
     path("favicon.ico", favicon, name="favicon"),

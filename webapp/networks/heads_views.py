@@ -1,8 +1,8 @@
-"""The head atlas page, the jump from an atlas cell into the explorer, and "show me"."""
+"""The head atlas page and "show me" (the jump from an atlas cell into the explorer is
+``webapp.analyses.explore``: it starts an analysis)."""
 
 from __future__ import annotations
 
-import chess
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -11,19 +11,10 @@ from django.views.decorators.http import require_GET, require_POST
 from analysis.heads import LABELS, show_me
 from analysis.heads.patterns import PATTERNS
 from analysis.positions import board_from_input
-from webapp.analyses.gameinput import parse_fen
-from webapp.analyses.jobs import BrokerUnavailable, create_job
-from webapp.analyses.ownership import remember_owner
-from webapp.analyses.searches import SEARCHES
 from webapp.networks.atlas import atlas_rows, is_stale, ready_atlas, request_atlas, wants_atlas
 from webapp.networks.models import HeadAtlas, Network
 
-# The explorer's position when it is opened from the atlas: a Ruy Lopez middlegame with every
-# piece type of both sides on the board and open lines, so most patterns can show.
-EXPLORE_FEN = "r1bqk2r/1pppbppp/p1n2n2/4p3/B3P3/5N2/PPPP1PPP/RNBQ1RK1 w kq - 4 6"
-
-
-def _network(name: str) -> Network:
+def network_or_404(name: str) -> Network:
     network = Network.objects.filter(name=name).first()
     if network is None:
         raise Http404(f"Unknown network {name!r}.")
@@ -33,7 +24,7 @@ def _network(name: str) -> Network:
 @require_GET
 def atlas_page(request: HttpRequest, name: str) -> HttpResponse:
     """The atlas, or its progress (an htmx fragment the page polls until the atlas is ready)."""
-    network = _network(name)
+    network = network_or_404(name)
     row = HeadAtlas.objects.filter(network=network).first()
     atlas = ready_atlas(network)
     if request.htmx:
@@ -53,7 +44,7 @@ def atlas_page(request: HttpRequest, name: str) -> HttpResponse:
 @require_POST
 def compute_atlas(request: HttpRequest, name: str) -> HttpResponse:
     """Queue the atlas of a network that has none (or whose last one failed); then show its progress."""
-    network = _network(name)
+    network = network_or_404(name)
     if not wants_atlas(network):
         return HttpResponse(f"{network.name} has no attention maps, so it has no head atlas", status=400,
                             content_type="text/plain")
@@ -67,7 +58,7 @@ def _bad(message: str, status: int = 400) -> JsonResponse:
     return JsonResponse({"error": message}, status=status)
 
 
-def _head(network: Network, layer: str | None, head: str | None) -> tuple[int, int]:
+def head_index(network: Network, layer: str | None, head: str | None) -> tuple[int, int]:
     """(layer, head) from 0, checked against the network's shape (ValueError says what is wrong)."""
     shape = network.caps.attention
     if shape is None:
@@ -81,32 +72,12 @@ def _head(network: Network, layer: str | None, head: str | None) -> tuple[int, i
     return l, h
 
 
-@require_POST
-def explore_head(request: HttpRequest, name: str) -> HttpResponse:
-    """Open the explorer on one head: a job on ``EXPLORE_FEN``, then its page at that head."""
-    network = _network(name)
-    layer, _, head = (request.POST.get("head") or "").partition(".")
-    try:
-        l, h = _head(network, layer, head)
-    except ValueError as exc:
-        return HttpResponse(str(exc), status=400, content_type="text/plain")
-    if network.status != Network.Status.READY:
-        return HttpResponse(f"{network.name} is not ready for analysis", status=409, content_type="text/plain")
-    search = "policy" if network.caps.policy else "value"
-    try:
-        job = create_job(parse_fen(EXPLORE_FEN), network, search, SEARCHES[search].budget_default)
-    except BrokerUnavailable:
-        return HttpResponse("The workers cannot be reached; try again shortly.", status=503, content_type="text/plain")
-    remember_owner(request, job)
-    return redirect(f"{reverse('job', args=[job.id])}?layer={l}&head={h}&showme=1")
-
-
 @require_GET
 def show_head(request: HttpRequest, name: str) -> JsonResponse:
     """``?layer=&head=&fen=``: the head's label, a query square that shows it, the pattern's squares."""
-    network = _network(name)
+    network = network_or_404(name)
     try:
-        l, h = _head(network, request.GET.get("layer"), request.GET.get("head"))
+        l, h = head_index(network, request.GET.get("layer"), request.GET.get("head"))
         board = board_from_input(request.GET.get("fen") or "", [])
     except ValueError as exc:
         return _bad(str(exc))
