@@ -16,7 +16,7 @@ from analysis.evaluator import ForwardingEvaluator
 from analysis.inference import make_evaluator
 from analysis.models import get_family
 from analysis.models.giraffe.compiled import CompiledGiraffe
-from analysis.models.giraffe.training.value_evaluator import GiraffeValueEvaluator
+from analysis.train.giraffe.value_evaluator import GiraffeValueEvaluator
 from analysis.search import Budget
 from analysis.search.probability import ProbabilitySearch, ProbabilitySettings
 

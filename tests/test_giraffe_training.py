@@ -9,12 +9,12 @@ import torch
 
 from analysis.checkpoint import load_checkpoint
 from analysis.models import get_family
-from analysis.models.giraffe.training.bootstrap import bootstrap_data, material_error, run_bootstrap
-from analysis.models.giraffe.training.config import BootstrapConfig, GiraffeRunConfig, load_config
-from analysis.models.giraffe.training.material import material_cp, material_value
-from analysis.models.giraffe.training.run import train
-from analysis.models.giraffe.training.tdleaf import Trajectory, td_error, tdleaf_loss, tdleaf_step
-from analysis.models.giraffe.training.value_evaluator import features_tensor
+from analysis.train.giraffe.bootstrap import bootstrap_data, material_error, run_bootstrap
+from analysis.train.giraffe.config import BootstrapConfig, GiraffeRunConfig, load_config
+from analysis.train.giraffe.material import material_cp, material_value
+from analysis.train.giraffe.run import train
+from analysis.train.giraffe.tdleaf import Trajectory, td_error, tdleaf_loss, tdleaf_step
+from analysis.train.giraffe.value_evaluator import features_tensor
 
 GAME = """[Event "t"]
 [Result "1-0"]
@@ -157,8 +157,8 @@ def test_config_errors(tmp_path):
 
 def test_move_evaluator_training_learns_its_labels():
     from analysis.encoding.giraffe import encode
-    from analysis.models.giraffe.training.config import MoveConfig
-    from analysis.models.giraffe.training.move_training import (LabelledPositions, top1_accuracy,
+    from analysis.train.giraffe.config import MoveConfig
+    from analysis.train.giraffe.move_training import (LabelledPositions, top1_accuracy,
                                                                 train_move_evaluator)
 
     boards = [chess.Board(), chess.Board("r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4"),
@@ -179,7 +179,7 @@ def test_stockfish_bootstrap_fits_the_datasets_win_probabilities(tmp_path):
     import random
 
     from analysis.data.store import read_annotated
-    from analysis.models.giraffe.training.bootstrap import stockfish_data
+    from analysis.train.giraffe.bootstrap import stockfish_data
     from tests.annotated_fixture import write_fixture_dataset
 
     root = write_fixture_dataset(tmp_path / "data", games=4, plies=20)

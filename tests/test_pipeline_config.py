@@ -13,7 +13,7 @@ def _load_any(path: Path):
     """Each config by the command that reads it: Giraffe's TD-Leaf runs (``giraffe-train``) and
     AlphaGateau self-play (``selfplay``) by their own loaders, every other one by ``train``."""
     if path.name.startswith("giraffe"):
-        from analysis.models.giraffe.training.config import load_config as load_giraffe
+        from analysis.train.giraffe.config import load_config as load_giraffe
 
         return load_giraffe(path)
     if path.name.startswith("selfplay"):

@@ -1,5 +1,5 @@
 """``giraffe-train``: Giraffe's bootstrap, TD-Leaf and move-evaluator training (see
-analysis.models.giraffe.training)."""
+analysis.train.giraffe)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from analysis.cli import CommandError
 
 
 def _train(args) -> int:
-    from analysis.models.giraffe.training.config import load_config
-    from analysis.models.giraffe.training.run import STAGES, train
+    from analysis.train.giraffe.config import load_config
+    from analysis.train.giraffe.run import STAGES, train
 
     try:
         cfg = load_config(args.config, out=args.out, max_wall_minutes=args.max_wall_minutes)

@@ -1,1 +1,1 @@
-"""Supervised training: losses, the Parquet data loader and the training loop."""
+"""Training: the Parquet data loader, the supervised loop, self-play, and Giraffe's programme (``giraffe``)."""

@@ -8,7 +8,7 @@ from pathlib import Path
 import chess
 
 from analysis.data.sources import perturb, pgn_positions
-from analysis.models.giraffe.training.config import PositionsConfig
+from analysis.train.giraffe.config import PositionsConfig
 
 
 def _pgn_files(entries: list) -> list[Path]:

@@ -22,8 +22,8 @@ from analysis.encoding.giraffe.features import BOARD_FEATURES
 from analysis.encoding.giraffe.moves import MAX_MOVES, MOVE_FEATURES
 from analysis.evaluator import Evaluator
 from analysis.models.giraffe.losses import GiraffeLossWeights, giraffe_losses
-from analysis.models.giraffe.training.config import MoveConfig
-from analysis.models.giraffe.training.tdleaf import make_search, pv_leaf
+from analysis.train.giraffe.config import MoveConfig
+from analysis.train.giraffe.tdleaf import make_search, pv_leaf
 from analysis.search import Budget
 
 

@@ -10,10 +10,10 @@ from typing import Callable
 import chess
 import torch
 
-from analysis.models.giraffe.training.config import BootstrapConfig
-from analysis.models.giraffe.training.material import material_value
-from analysis.models.giraffe.training.positions import sample_roots
-from analysis.models.giraffe.training.value_evaluator import features_tensor
+from analysis.train.giraffe.config import BootstrapConfig
+from analysis.train.giraffe.material import material_value
+from analysis.train.giraffe.positions import sample_roots
+from analysis.train.giraffe.value_evaluator import features_tensor
 
 
 def bootstrap_data(fens: list[str], count: int, rng: random.Random) -> tuple[torch.Tensor, torch.Tensor]:

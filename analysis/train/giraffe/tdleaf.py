@@ -20,7 +20,7 @@ import torch
 from analysis.evaluator import Evaluator
 from analysis.search import Budget
 from analysis.search.probability import ProbabilitySearch, ProbabilitySettings
-from analysis.models.giraffe.training.value_evaluator import features_tensor
+from analysis.train.giraffe.value_evaluator import features_tensor
 
 
 def td_error(scores: Sequence[float], lambda_: float) -> float:

@@ -24,14 +24,14 @@ from analysis.checkpoint import save_checkpoint
 from analysis.eval.sts import load_sts, run_sts
 from analysis.inference import make_evaluator
 from analysis.models import get_family
-from analysis.models.giraffe.training.bootstrap import bootstrap_data, material_error, run_bootstrap, stockfish_data
-from analysis.models.giraffe.training.config import GiraffeRunConfig
-from analysis.models.giraffe.training.move_training import (LabelledPositions, label_positions,
+from analysis.train.giraffe.bootstrap import bootstrap_data, material_error, run_bootstrap, stockfish_data
+from analysis.train.giraffe.config import GiraffeRunConfig
+from analysis.train.giraffe.move_training import (LabelledPositions, label_positions,
                                                             sample_search_positions, top1_accuracy,
                                                             train_move_evaluator)
-from analysis.models.giraffe.training.positions import load_game_positions, sample_roots
-from analysis.models.giraffe.training.tdleaf import make_search, self_play, tdleaf_step
-from analysis.models.giraffe.training.value_evaluator import GiraffeValueEvaluator
+from analysis.train.giraffe.positions import load_game_positions, sample_roots
+from analysis.train.giraffe.tdleaf import make_search, self_play, tdleaf_step
+from analysis.train.giraffe.value_evaluator import GiraffeValueEvaluator
 from analysis.search import Budget
 
 STAGES = ("bootstrap", "td", "move")
