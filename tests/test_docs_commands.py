@@ -20,7 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted((ROOT / "docs").glob("*.md"))
 READ = [ROOT / "README.md", *PAGES]
-FENCE = re.compile(r"^```(\S*)[^\n]*\n(.*?)^```[ \t]*$", re.S | re.M)
+FENCE = re.compile(r"^( *)```(\S*)[^\n]*\n(.*?)^\1```[ \t]*$", re.S | re.M)  # fences may be indented (in a list)
 EXIT = re.compile(r"^\[exit (\d+)\]$")
 
 
@@ -40,10 +40,12 @@ def doc_commands(page: Path) -> list[DocCommand]:
     text = page.read_text(encoding="utf-8")
     found: list[DocCommand] = []
     for block in FENCE.finditer(text):
-        if block.group(1) != "console":
+        indent, info, body = block.groups()
+        if info != "console":
             continue
-        first_line = text.count("\n", 0, block.start(2)) + 1
-        found.extend(_parse_console(page.relative_to(ROOT).as_posix(), first_line, block.group(2)))
+        first_line = text.count("\n", 0, block.start(3)) + 1
+        body = "\n".join(line[len(indent):] if line.startswith(indent) else line for line in body.splitlines())
+        found.extend(_parse_console(page.relative_to(ROOT).as_posix(), first_line, body))
     return found
 
 
