@@ -97,7 +97,7 @@ def test_board_to_policy_and_wdl_matches_lc0(name):
 
 
 def test_the_agreement_table_command_reports_these_figures(capsys):
-    """``python -m analysis.models.lc0.agreement`` prints the README's table; one row checked here."""
+    """``python -m analysis.models.lc0.agreement`` prints the table of docs/lc0.md; one row checked here."""
     from analysis.models.lc0.agreement import compare, main, table
 
     lc0_dir = require_shared_data("lc0")

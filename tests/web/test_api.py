@@ -1,4 +1,4 @@
-"""The JSON API (README, "The JSON API"): every endpoint, its auth and its error paths."""
+"""The JSON API (docs/api.md): every endpoint, its auth and its error paths."""
 
 import uuid
 
