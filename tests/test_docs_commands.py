@@ -167,3 +167,13 @@ def test_the_link_checker_finds_a_missing_file_and_a_missing_heading(tmp_path, m
     page.write_text("[ok](a.md#where-to-read-on) [gone](c.md) [bad](a.md#nowhere) `[skip](d.md)`\n"
                     "```\n[code](e.md)\n```\n[web](https://example.org)\n")
     assert broken_links(page) == ["b.md: c.md (no such file)", "b.md: a.md#nowhere (no such heading)"]
+
+
+def test_the_readme_opens_with_the_two_commands_and_fits_on_two_screens():
+    """The project's README rule: the first lines are the two commands for a fresh machine, `.ci/run`
+    calls the second, and the README is for a newcomer (lab notes live in docs/)."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    commands = [line.split("#")[0].strip() for line in lines[:2]]
+    assert commands == ["./sightline serve", "./sightline test"]
+    assert "./sightline test" in (ROOT / ".ci" / "run").read_text()
+    assert len(lines) <= 80
