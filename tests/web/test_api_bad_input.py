@@ -81,3 +81,33 @@ def test_the_home_form_refuses_a_pgn_file_with_an_encoded_lone_surrogate(client,
         response = client.post("/", {"pgn_file": upload, "network": "material", "search": "value"})
         assert response.status_code == 400, response.content[:300]
     assert AnalysisJob.objects.count() == 0
+
+
+@pytest.mark.parametrize("extra, message", [
+    ({"game_index": {}}, "game_index must be a whole number (a JSON integer)."),
+    ({"budget": "2"}, "budget must be a whole number (a JSON integer)."),
+    ({"budget": True}, "budget must be a whole number (a JSON integer)."),
+    ({"budget": 1.5}, "budget must be a whole number (a JSON integer)."),
+    ({"search": ["value"]}, "search must be a JSON string."),
+    ({"network": 7}, "network must be a JSON string."),
+])
+def test_a_field_of_the_wrong_json_type_is_a_400(client, material_network, token, extra, message):
+    """The fuzzer found these accepted (game_index: {} was ignored, budget "2" read as 2)."""
+    import json
+
+    body = {"pgn": GAME, "network": "material", "search": "alphabeta", "budget": 1, **extra}
+    response = post_json(client, json.dumps(body), token)
+    assert response.status_code == 400, response.content[:300]
+    assert response.json()["error"] == message
+    assert AnalysisJob.objects.count() == 0
+
+
+@pytest.mark.parametrize("body", ["[]", '"1. e4 *"', "42", "null"])
+def test_a_json_body_that_is_not_an_object_is_a_400(client, material_network, token, body):
+    response = post_json(client, body, token)
+    assert response.status_code == 400 and response.json()["error"].startswith("The JSON body must be an object")
+
+
+def test_null_fields_count_as_not_sent(client, material_network, token):
+    body = '{"pgn": "1. e4 *", "fen": null, "network": "material", "search": "value", "budget": null}'
+    assert post_json(client, body, token).status_code == 201

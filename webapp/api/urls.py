@@ -1,12 +1,15 @@
 from django.urls import path
+from drf_spectacular.views import SpectacularAPIView
 
-from webapp.analyses import views as analyses_views
 from webapp.api import views
 
-# Reading a job and an attention layer are the game page's own endpoints (plain Django views).
+# Reading a job and an attention layer are the game page's own endpoints (Django views in
+# webapp.analyses), wrapped here so that the schema describes them.
 urlpatterns = [
+    path("", views.ApiIndex.as_view(), name="api_index"),
+    path("schema/", SpectacularAPIView.as_view(), name="api_schema"),
     path("jobs/", views.SubmitJob.as_view(), name="api_submit"),
-    path("jobs/<str:job_id>/", analyses_views.job_state, name="job_state"),
+    path("jobs/<str:job_id>/", views.JobState.as_view(), name="job_state"),
     path("jobs/<str:job_id>/nodes/<int:node_id>/", views.PositionDetail.as_view(), name="api_position"),
-    path("jobs/<str:job_id>/nodes/<int:node_id>/attention/", analyses_views.attention, name="attention"),
+    path("jobs/<str:job_id>/nodes/<int:node_id>/attention/", views.Attention.as_view(), name="attention"),
 ]

@@ -1,5 +1,6 @@
 """The JSON API: submit a game, read a job (``analyses.views.job_state``), read a position,
-read an attention layer (``analyses.views.attention``).
+read an attention layer (``analyses.views.attention``). Its OpenAPI schema is served at
+``/api/schema/`` (drf-spectacular, from the ``extend_schema`` notes here and ``webapp.api.schema``).
 
 Submitting needs an account: a token (``Authorization: Token ...``, for scripts) or a signed-in
 browser session, which Django REST framework holds to Django's CSRF check. Reading is open,
@@ -11,20 +12,36 @@ from __future__ import annotations
 
 from django.http import QueryDict
 from django.urls import reverse
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from webapp.analyses import views as analyses_views
 from webapp.analyses.export import position_score
 from webapp.analyses.forms import AnalyseForm
 from webapp.analyses.gameinput import board_for
 from webapp.analyses.jobs import BrokerUnavailable, create_job, get_job_or_404
 from webapp.analyses.ownership import remember_owner
 from webapp.analyses.results import job_results
+from webapp.api import schema
 
 SUBMIT_FIELDS = ("pgn", "fen", "network", "search", "budget", "game_index")
+
+
+class ApiIndex(APIView):
+    """GET /api/: where the OpenAPI schema is and where to submit."""
+
+    authentication_classes: list = []
+    permission_classes: list = []
+
+    @extend_schema(operation_id="api_index", description="Where the OpenAPI schema is and where to submit.",
+                   responses={200: schema.Index})
+    def get(self, request):
+        return Response({"schema": request.build_absolute_uri(reverse("api_schema")),
+                         "submit": request.build_absolute_uri(reverse("api_submit"))})
 
 
 class SubmitJob(APIView):
@@ -32,7 +49,23 @@ class SubmitJob(APIView):
 
     permission_classes = [IsAuthenticated]
 
+    @extend_schema(
+        operation_id="submit_job", request=schema.Submission, examples=schema.SUBMISSION_EXAMPLES,
+        description="Submit a game (PGN) or a position (FEN) for analysis: the home page's form fields, as JSON, "
+                    "form data or multipart. Needs a token (`Authorization: Token ...`) or a signed-in session "
+                    "with its CSRF token. 201 with the job's links; a refused submission saves nothing.",
+        responses={201: schema.JobLinks,
+                   400: schema.error("The input is refused (a bad game, FEN, network, search or budget; "
+                                     "malformed JSON); nothing is saved."),
+                   401: schema.error("No credentials, or a token that is not valid."),
+                   403: schema.error("A browser session without Django's CSRF token."),
+                   413: schema.error("The PGN or the request body is over its limit."),
+                   415: schema.error("A content type other than JSON, a form or multipart."),
+                   503: schema.error("The analysis queue is unavailable; nothing was started. See Retry-After.")})
     def post(self, request):
+        wrong_types = _json_type_errors(request.data)
+        if wrong_types:
+            return Response({"error": next(iter(wrong_types.values()))[0], "errors": wrong_types}, status=400)
         form = AnalyseForm(_form_data(request.data))
         if not form.is_valid():
             return Response(_form_errors(form), status=form.status_code)
@@ -47,14 +80,35 @@ class SubmitJob(APIView):
         return Response(links, status=status.HTTP_201_CREATED, headers={"Location": links["api"]})
 
 
+TEXT_FIELDS = ("pgn", "fen", "network", "search")
+NUMBER_FIELDS = ("budget", "game_index")
+
+
+def _json_type_errors(data) -> dict[str, list[str]]:
+    """A JSON body's fields of the wrong JSON type, by name (a form post's fields are all text,
+    which the form reads). A field sent as null counts as not sent."""
+    if isinstance(data, QueryDict):
+        return {}
+    if not isinstance(data, dict):
+        return {"body": ["The JSON body must be an object of the submission's fields (pgn or fen, network, "
+                         "search, budget, game_index)."]}
+    errors = {}
+    for name in TEXT_FIELDS:
+        if data.get(name) is not None and not isinstance(data[name], str):
+            errors[name] = [f"{name} must be a JSON string."]
+    for name in NUMBER_FIELDS:
+        value = data.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            errors[name] = [f"{name} must be a whole number (a JSON integer)."]
+    return errors
+
+
 def _form_data(data) -> QueryDict:
     """The submitted fields as the form reads them (JSON numbers become text, as a form post sends)."""
-    if not hasattr(data, "get"):
-        return QueryDict(mutable=True)
     form_data = QueryDict(mutable=True)
     for name in SUBMIT_FIELDS:
         value = data.get(name)
-        if value is not None and not isinstance(value, (dict, list)):
+        if value is not None:
             form_data[name] = str(value)
     return form_data
 
@@ -75,12 +129,48 @@ def _job_links(request, job) -> dict:
             "pgn": request.build_absolute_uri(reverse("job_pgn", args=[job.id]))}
 
 
-class PositionDetail(APIView):
-    """GET /api/jobs/<id>/nodes/<n>/: one position of a job with what is known about it."""
+class OpenRead(APIView):
+    """Reading: open to anyone with a job's id, as the game page is."""
 
-    authentication_classes: list = []  # open to anyone with the id, as the game page
+    authentication_classes: list = []
     permission_classes: list = []
 
+
+class JobState(OpenRead):
+    """GET /api/jobs/<id>/: the game page's own endpoint (``analyses.views.job_state``), described here."""
+
+    @extend_schema(operation_id="read_job", description="A job's state: its status and progress, every position "
+                   "of its game tree and the results known so far (what the game page shows).", responses={200: schema.JobState, 404: schema.NOT_FOUND})
+    def get(self, request, job_id: str):
+        return analyses_views.job_state(request._request, job_id)
+
+
+class Attention(OpenRead):
+    """GET /api/jobs/<id>/nodes/<n>/attention/: the game page's attention endpoint
+    (``analyses.views.attention``), described here."""
+
+    @extend_schema(
+        operation_id="read_attention_layer",
+        description="One layer of a position's attention maps, for a network that has them; 202 while a worker "
+                    "computes them (asking queues the work once).",
+        parameters=[OpenApiParameter("layer", int, description="Which layer (from 0); default 0."),
+                    OpenApiParameter("retry", str, enum=["1"], description="1: queue a failed computation again.")],
+        responses={200: schema.AttentionLayer,
+                   202: OpenApiResponse(schema.Pending, description="A worker computes the maps; ask again after "
+                                                                    "Retry-After."),
+                   400: schema.error("layer is not a number or not one of the network's layers."),
+                   404: schema.error("No such job or position, or the network has no attention maps."),
+                   429: schema.error("Too many new computations asked for; see Retry-After."),
+                   503: schema.error("Computing the maps failed, or the queue is unavailable; see Retry-After.")})
+    def get(self, request, job_id: str, node_id: int):
+        return analyses_views.attention(request._request, job_id, node_id)
+
+
+class PositionDetail(OpenRead):
+    """GET /api/jobs/<id>/nodes/<n>/: one position of a job with what is known about it."""
+
+    @extend_schema(operation_id="read_position", description="One position of a job: its node, its results and "
+                   "the evaluation in centipawns (or mate) for White.", responses={200: schema.Position, 404: schema.NOT_FOUND})
     def get(self, request, job_id: str, node_id: int):
         job = get_job_or_404(job_id)
         if not 0 <= node_id < len(job.nodes):

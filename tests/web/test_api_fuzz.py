@@ -1,0 +1,138 @@
+"""Schema-driven fuzzing of the JSON API (issue 31): schemathesis walks every operation of the
+schema the site serves at /api/schema/ with its examples, boundary values (its coverage phase)
+and generated valid and invalid inputs, then holds each answer to the schema: no 5xx, a
+documented status, a body of the documented shape.
+
+The requests run in-process through Django's WSGI handler, against a database holding a
+finished job and a job whose network has attention maps (their ids are given to the fuzzer as
+the schema's examples). Jobs it submits are sent through the real Celery dispatch to an
+in-memory broker, so an accepted job needs no Redis and its dispatch is exercised. Hypothesis
+draws few examples per operation and no deadline, so the walk stays within a CI minute.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import uuid
+
+import numpy as np
+import pytest
+import schemathesis
+from django.contrib.auth.models import User
+from django.core.handlers.wsgi import WSGIHandler
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
+from hypothesis import HealthCheck, settings
+from rest_framework.authtoken.models import Token
+from schemathesis.checks import positive_data_acceptance
+
+from tests.web.conftest import SHORT_GAME
+
+DONE_JOB = uuid.UUID("5b0e6a1e-0000-4000-8000-000000000001")
+ATTENTION_JOB = uuid.UUID("5b0e6a1e-0000-4000-8000-000000000002")
+MAX_EXAMPLES = 25
+
+
+class KeptConnectionWSGIApp(WSGIHandler):
+    """Django's WSGI handler keeping the test's database connection open across requests
+    (as Django's own test client does), so the rows the fixture made stay visible."""
+
+    def __call__(self, environ, start_response):
+        request_started.disconnect(close_old_connections)
+        request_finished.disconnect(close_old_connections)
+        try:
+            return super().__call__(environ, start_response)
+        finally:
+            request_started.connect(close_old_connections)
+            request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def memory_broker():
+    """The Celery app sends to kombu's in-memory transport: dispatch runs, no Redis needed."""
+    from workers.celery_app import app
+
+    saved = app.conf.broker_url
+    app.conf.broker_url = "memory://"
+    _drop_connections(app)
+    yield app
+    app.conf.broker_url = saved
+    _drop_connections(app)
+
+
+def _drop_connections(app) -> None:
+    app._pool = None
+    app.amqp._producer_pool = None
+
+
+def _with_examples(document: dict) -> dict:
+    """The served schema, with the fixture's job ids and positions as the examples of the path parameters."""
+    document = copy.deepcopy(document)
+    examples = {"job_id": {"done": {"value": str(DONE_JOB)}, "attention": {"value": str(ATTENTION_JOB)}},
+                "node_id": {"root": {"value": 0}, "first": {"value": 1}, "second": {"value": 2}}}
+    for operations in document["paths"].values():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                if parameter["name"] in examples:
+                    parameter["examples"] = examples[parameter["name"]]
+    return document
+
+
+def served_document() -> dict:
+    """The schema /api/schema/ serves (test_the_schema_is_served checks that it is this one)."""
+    from drf_spectacular.generators import SchemaGenerator
+
+    return json.loads(json.dumps(SchemaGenerator().get_schema(request=None, public=True)))
+
+
+@pytest.fixture
+def api_data(transactional_db, memory_broker, material_network, tiny_network) -> dict[str, str]:
+    """The jobs the examples name, and the fuzzer's token (sent with every request)."""
+    _make_jobs(material_network, tiny_network)
+    token = Token.objects.create(user=User.objects.create_user("fuzzer", password="pw")).key
+    return {"Authorization": f"Token {token}"}
+
+
+def _make_jobs(material_network, tiny_network) -> None:
+    """A finished material job with results, and a tiny-network job whose attention is ready at
+    node 0 and not asked for elsewhere. (A map whose computation failed answers 503 by design,
+    a worker's failure rather than the request's: tests/web/test_task.py covers it.)"""
+    from analysis.evaluator import MaterialEvaluator
+    from webapp.analyses.attention import encode_maps
+    from webapp.analyses.gameinput import parse_pgn
+    from webapp.analyses.jobs import create_job
+    from webapp.analyses.models import AnalysisJob, AttentionMap
+    from webapp.analyses.runner import JobRun
+
+    done = create_job(parse_pgn(SHORT_GAME), material_network, "value", 1, dispatch=False)
+    AnalysisJob.objects.filter(pk=done.pk).update(id=DONE_JOB)
+    JobRun(AnalysisJob.objects.get(pk=DONE_JOB), MaterialEvaluator(), lambda kind, payload: None).run()
+    attention = create_job(parse_pgn("1. e4 e5 *"), tiny_network, "policy", 1, dispatch=False)
+    AnalysisJob.objects.filter(pk=attention.pk).update(id=ATTENTION_JOB)
+    layers, heads = tiny_network.caps.attention
+    maps = np.random.default_rng(0).random((layers, heads, 64, 64), dtype=np.float32)
+    nodes = AnalysisJob.objects.get(pk=ATTENTION_JOB).nodes
+    AttentionMap.objects.create(position_key=nodes[0]["key"], network_checksum=tiny_network.checksum,
+                                status=AttentionMap.Status.READY, layers=layers, heads=heads, data=encode_maps(maps))
+
+
+schema = schemathesis.openapi.from_dict(_with_examples(served_document()))
+schema.config.generation.update(max_examples=MAX_EXAMPLES)
+schema.app = KeptConnectionWSGIApp()
+
+
+def test_the_schema_is_served(client):
+    response = client.get("/api/schema/?format=json")
+    assert response.status_code == 200 and response.json() == served_document()
+    assert client.get("/api/").json()["schema"] == "http://testserver/api/schema/"
+    operations = {(path, method) for path, item in served_document()["paths"].items() for method in item}
+    assert operations == {("/api/", "get"), ("/api/jobs/", "post"),
+                          ("/api/jobs/{job_id}/", "get"), ("/api/jobs/{job_id}/nodes/{node_id}/", "get"),
+                          ("/api/jobs/{job_id}/nodes/{node_id}/attention/", "get")}
+
+
+@schema.parametrize()
+@settings(deadline=None, suppress_health_check=list(HealthCheck))
+def test_every_api_operation_answers_within_its_schema(case, api_data):
+    case.call_and_validate(headers=api_data, excluded_checks=[positive_data_acceptance])

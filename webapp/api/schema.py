@@ -1,0 +1,125 @@
+"""The shapes of the API's requests and answers, for its OpenAPI schema (drf-spectacular).
+
+These serializers describe; the views build their answers themselves (the submission is
+validated by the home page's form, so the page and the API refuse the same input with the
+same words). ``tests/web/test_api_fuzz.py`` walks the schema and holds every answer to it.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse
+from rest_framework import serializers
+
+
+class Error(serializers.Serializer):
+    """Every error: one message a person can act on, and for a refused submission each field's."""
+
+    error = serializers.CharField(help_text="What is wrong, in words.")
+    errors = serializers.DictField(child=serializers.ListField(child=serializers.CharField()), required=False,
+                                   help_text="A refused submission: the messages for each field.")
+    games = serializers.ListField(child=serializers.DictField(), required=False,
+                                  help_text="A PGN of several games: each game's index and label; send one "
+                                            "`game_index`.")
+    retry = serializers.CharField(required=False, help_text="Attention that failed: the query that queues it again.")
+
+
+class Submission(serializers.Serializer):
+    """The home page's form fields: one of ``pgn`` and ``fen``. In JSON the text fields are strings
+    and the numbers integers; a field sent as null counts as not sent."""
+
+    pgn = serializers.CharField(required=False, allow_null=True, help_text="A game in PGN (at most 1 MB and "
+                                                                            "1,000 plies).")
+    fen = serializers.CharField(required=False, allow_null=True, help_text="A position instead of a game.")
+    network = serializers.CharField(help_text="A network's name (the site's network list).")
+    search = serializers.CharField(required=False, allow_null=True, help_text="value, policy, alphabeta, mcts, ...")
+    budget = serializers.IntegerField(required=False, allow_null=True,
+                                      help_text="The search's budget (its own unit and range).")
+    game_index = serializers.IntegerField(required=False, allow_null=True, min_value=0,
+                                          help_text="Which game of a PGN that holds several.")
+
+
+SUBMISSION_EXAMPLES = [
+    OpenApiExample("A game", request_only=True,
+                   value={"pgn": "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 *", "network": "material", "search": "value"}),
+    OpenApiExample("A position, searched", request_only=True,
+                   value={"fen": "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1", "network": "material", "search": "alphabeta",
+                          "budget": 2}),
+]
+
+
+class JobLinks(serializers.Serializer):
+    id = serializers.UUIDField()
+    status = serializers.CharField()
+    title = serializers.CharField()
+    page = serializers.URLField(help_text="The game page.")
+    api = serializers.URLField(help_text="The job's state (this API).")
+    pgn = serializers.URLField(help_text="The analysis as annotated PGN.")
+
+
+class JobStatus(serializers.Serializer):
+    status = serializers.CharField(help_text="queued, running, done, failed or cancelled.")
+    evaluated = serializers.IntegerField()
+    searched = serializers.IntegerField()
+    total = serializers.IntegerField()
+    error = serializers.CharField(allow_blank=True)
+    search = serializers.CharField()
+    budget = serializers.IntegerField()
+
+
+class Node(serializers.Serializer):
+    """One position of the game tree (the root has no move)."""
+
+    id = serializers.IntegerField()
+    parent = serializers.IntegerField(allow_null=True)
+    ply = serializers.IntegerField()
+    san = serializers.CharField(allow_null=True)
+    uci = serializers.CharField(allow_null=True)
+    fen = serializers.CharField()
+    children = serializers.ListField(child=serializers.IntegerField())
+    main = serializers.BooleanField(help_text="On the main line.")
+    outcome = serializers.DictField(allow_null=True, help_text="The rules' verdict when the game is over here.")
+
+
+class JobState(serializers.Serializer):
+    id = serializers.UUIDField()
+    nodes = Node(many=True)
+    job = JobStatus()
+    results = serializers.DictField(child=serializers.DictField(),
+                                    help_text="By node id: its eval, search and judgement, as far as known.")
+
+
+class Score(serializers.Serializer):
+    cp = serializers.IntegerField(allow_null=True, help_text="Centipawns for White.")
+    mate = serializers.IntegerField(allow_null=True, help_text="Mate in n for White (negative: White is mated).")
+
+
+class Position(serializers.Serializer):
+    job = serializers.UUIDField()
+    node = Node()
+    results = serializers.DictField(help_text="Its eval, search and judgement, as far as known.")
+    eval = Score(allow_null=True)
+
+
+class AttentionLayer(serializers.Serializer):
+    layers = serializers.IntegerField()
+    heads = serializers.IntegerField()
+    layer = serializers.IntegerField()
+    encoding = serializers.CharField(help_text="u8-row-scaled: uint8 maps, one float32 scale per query row.")
+    maps = serializers.CharField(help_text="base64 of heads x 64 x 64 uint8.")
+    scales = serializers.CharField(help_text="base64 of heads x 64 little-endian float32.")
+
+
+class Pending(serializers.Serializer):
+    status = serializers.CharField(help_text="pending: a worker computes it; ask again after Retry-After.")
+
+
+class Index(serializers.Serializer):
+    schema = serializers.URLField(help_text="This API's OpenAPI 3 schema (YAML; ?format=json for JSON).")
+    submit = serializers.URLField(help_text="Where to POST a game.")
+
+
+def error(description: str) -> OpenApiResponse:
+    return OpenApiResponse(Error, description=description)
+
+
+NOT_FOUND = error("No such job (or position), or the address is not one of the API's.")
