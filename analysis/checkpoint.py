@@ -20,7 +20,7 @@ from analysis.checkpoint_file import (DTYPES, CheckpointMeta, file_sha256, read_
 from analysis.errors import CheckpointError
 from analysis.models import get_family, importer_for
 
-__all__ = ["CheckpointError", "CheckpointMeta", "file_sha256", "load_checkpoint", "load_evaluator", "network_name",
+__all__ = ["CheckpointError", "CheckpointMeta", "describe_file", "file_sha256", "load_checkpoint", "load_evaluator", "network_name",
            "read_header", "rewrite_metadata", "save_checkpoint", "write_atomically"]
 
 
@@ -78,6 +78,15 @@ def load_checkpoint(path: str | Path, *, family: str | None = None) -> tuple[tor
     model = registered.build(config)
     model.load_state_dict({k: v.float() for k, v in state.items()}, strict=True)
     return model.eval(), meta
+
+
+def describe_file(path: str | Path) -> tuple[CheckpointMeta, dict[str, tuple[str, list[int]]]]:
+    """Metadata and {tensor name: (dtype, shape)} of a checkpoint (its header only), or of another
+    program's network file that a family imports (read and converted in memory to know them)."""
+    if importer_for(path) is None:
+        return read_header(path)
+    model, meta = load_checkpoint(path)
+    return meta, {name: (str(t.dtype).removeprefix("torch."), list(t.shape)) for name, t in model.state_dict().items()}
 
 
 def _check_tensors(path, family: str, tensors: dict[str, tuple[str, list[int]]],

@@ -60,9 +60,9 @@ def run_init(args: argparse.Namespace) -> int:
 
 
 def run_describe(args: argparse.Namespace) -> int:
-    from analysis.checkpoint import read_header
+    from analysis.checkpoint import describe_file
 
-    meta, tensors = _checked(read_header, args.model)
+    meta, tensors = _checked(describe_file, args.model)
     parameters = sum(math.prod(shape) for _, shape in tensors.values())
     info = {"family": meta.family, "trained": meta.trained, "input_encoding": meta.input_encoding,
             "parameters": parameters, "config": meta.config, "provenance": meta.provenance, "metrics": meta.metrics}

@@ -10,23 +10,18 @@ field and value at fault.
 
 from __future__ import annotations
 
-import hashlib
 import io
-import zlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
-
-from google.protobuf.message import DecodeError
 
 from analysis.encoding.lc0_formats import INPUT_FORMATS
 from analysis.errors import CheckpointError
 from analysis.models.lc0.proto import net_class
+from analysis.models.lc0.unpacking import MAX_UNPACKED, unpack_into
 from analysis.models.lc0.weights import LINEAR16
 
 MAGIC = 0x1C0
 SUPPORTED_VERSION = (0, 33)  # lc0 v0.33: the newest format fields we read (per-layer FP32 encoding)
-MAX_UNCOMPRESSED = 2 << 30  # 2 GiB; BT4 is ~0.4 GB unpacked
-_CHUNK = 1 << 22
 
 # NetworkFormat enum values (lc0 proto/net.proto); the input formats' are the encodings'.
 OUTPUTS = {1: "OUTPUT_CLASSICAL", 2: "OUTPUT_WDL"}
@@ -83,61 +78,36 @@ class Lc0File:
 def read_net(path: str | Path) -> Lc0File:
     """Parse and check an lc0 ``.pb.gz`` (or uncompressed ``.pb``) file.
 
-    The file is hashed and unpacked in chunks, so the compressed bytes are
-    never held whole next to the unpacked ones.
+    The file is hashed and unpacked as it streams in, within ``MAX_UNPACKED``
+    (``analysis.models.lc0.unpacking`` states the memory it takes).
     """
     path = Path(path)
     try:
         with path.open("rb") as f:
-            digest, data = _read_stream(f)
+            net, digest = _unpack(f)
     except OSError as exc:
         raise CheckpointError(f"{path}: cannot read ({exc.strerror})") from None
     except CheckpointError as exc:
-        raise CheckpointError(f"{path}: {exc}") from None
+        raise type(exc)(f"{path}: {exc}") from None
     try:
-        return _parse(data, digest.hexdigest(), path.stat().st_size)
+        return _check(net, digest, path.stat().st_size)
     except CheckpointError as exc:
         raise CheckpointError(f"{path}: {exc}") from None
 
 
 def parse_net(raw: bytes) -> Lc0File:
     """Checks as ``read_net``, on the file's bytes."""
-    digest, data = _read_stream(io.BytesIO(raw))
-    return _parse(data, digest.hexdigest(), len(raw))
+    net, digest = _unpack(io.BytesIO(raw))
+    return _check(net, digest, len(raw))
 
 
-def _read_stream(f) -> tuple["hashlib._Hash", bytes]:
-    """(SHA-256 of the raw stream, its content gunzipped when it is gzip)."""
-    digest, chunks, total = hashlib.sha256(), [], 0
-    first = f.read(_CHUNK)
-    digest.update(first)
-    inflater = zlib.decompressobj(wbits=31) if first[:2] == b"\x1f\x8b" else None
-    chunk = first
-    try:
-        while chunk:
-            out = inflater.decompress(chunk) if inflater else chunk
-            total += len(out)
-            if total > MAX_UNCOMPRESSED:
-                raise CheckpointError(f"the network unpacks to more than {MAX_UNCOMPRESSED >> 30} GiB")
-            chunks.append(out)
-            chunk = f.read(_CHUNK)
-            digest.update(chunk)
-    except zlib.error as exc:
-        raise CheckpointError(f"not an lc0 network: damaged gzip data ({exc})") from None
-    if inflater is not None and not inflater.eof:
-        raise CheckpointError("not an lc0 network: truncated gzip data")
-    data = b"".join(chunks)
-    chunks.clear()
-    return digest, data
-
-
-def _parse(data: bytes, digest: str, size: int) -> Lc0File:
+def _unpack(f) -> tuple[object, str]:
     net = net_class()()
-    try:
-        net.ParseFromString(data)
-    except (DecodeError, RuntimeError) as exc:
-        raise CheckpointError(f"not an lc0 network: not gzip or protobuf data ({exc})") from None
-    del data
+    digest = unpack_into(net, f, MAX_UNPACKED)
+    return net, digest.hexdigest()
+
+
+def _check(net, digest: str, size: int) -> Lc0File:
     if net.magic != MAGIC:
         raise CheckpointError(f"not an lc0 network: magic is {net.magic:#x}, expected {MAGIC:#x}")
     version = (net.min_version.major, net.min_version.minor, net.min_version.patch)

@@ -35,11 +35,12 @@ def take(message, field: str, shape: tuple[int, ...], path: str) -> torch.Tensor
     name = f"{path}.{field}" if path else field
     if not present(message, field):
         raise CheckpointError(f"missing weights {name}")
-    values = decode_layer(getattr(message, field), name)
-    if values.size != math.prod(shape):
-        raise CheckpointError(f"weights {name} hold {values.size} values, the network needs "
+    layer = getattr(message, field)
+    held = layer_size(layer, name)
+    if held != math.prod(shape):  # checked before decoding: a mis-sized layer allocates nothing
+        raise CheckpointError(f"weights {name} hold {held} values, the network needs "
                               f"{math.prod(shape)} ({' x '.join(map(str, shape))})")
-    return torch.from_numpy(values.reshape(shape).copy())
+    return torch.from_numpy(decode_layer(layer, name).reshape(shape).copy())
 
 
 def take_or(message, field: str, shape: tuple[int, ...], path: str, fill: float) -> torch.Tensor:

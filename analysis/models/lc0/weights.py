@@ -26,21 +26,24 @@ def layer_encoding(layer) -> int:
 
 def layer_size(layer, name: str) -> int:
     """Number of values a layer holds, checking its byte length fits its encoding."""
-    encoding = layer_encoding(layer)
+    return _values(layer_encoding(layer), len(layer.params), name)
+
+
+def _values(encoding: int, nbytes: int, name: str) -> int:
     if encoding not in _WIDTH:
         raise CheckpointError(f"layer {name}: unknown weight encoding {encoding} (field Layer.encoding)")
-    size, rest = divmod(len(layer.params), _WIDTH[encoding])
+    size, rest = divmod(nbytes, _WIDTH[encoding])
     if rest:
-        raise CheckpointError(f"layer {name}: {len(layer.params)} bytes is not a whole number of "
+        raise CheckpointError(f"layer {name}: {nbytes} bytes is not a whole number of "
                               f"{ENCODING_NAMES[encoding]} values")
     return size
 
 
 def decode_layer(layer, name: str) -> np.ndarray:
     """The layer's values as float32, shape (n,)."""
-    layer_size(layer, name)
     encoding = layer_encoding(layer)
-    raw = layer.params
+    raw = layer.params  # the protobuf hands out a copy: take it once
+    _values(encoding, len(raw), name)
     if encoding == LINEAR16:
         theta = np.frombuffer(raw, "<u2").astype(np.float32) / np.float32(65535.0)
         low, high = np.float32(layer.min_val), np.float32(layer.max_val)
