@@ -101,10 +101,12 @@ def test_a_bad_upload_is_rejected_by_the_worker_with_the_reason_in_the_admin(
         admin_client, django_capture_on_commit_callbacks, queued_checks, tiny_checkpoint, tmp_path, make, fragment):
     network, _ = upload(admin_client, django_capture_on_commit_callbacks, "bad", make(Path(tiny_checkpoint), tmp_path))
     assert network.status == Network.Status.CHECKING and len(queued_checks) == 1
+    uploaded = network.path
     assert tasks.check_network.run(network.pk) == Network.Status.REJECTED
     network.refresh_from_db()
     assert network.status == Network.Status.REJECTED and fragment in network.status_message
-    assert str(network.path) not in network.status_message  # the reason, not the storage path
+    assert str(uploaded) not in network.status_message  # the reason, not the storage path
+    assert not uploaded.exists()  # nothing of a refused upload stays on disk
     assert not Network.objects.offered().filter(name="bad").exists()
     page = admin_client.get(f"/admin/networks/network/{network.pk}/change/").content.decode()
     assert "rejected" in page and escape(fragment.split(":")[0]) in page
@@ -167,13 +169,13 @@ def test_a_bad_pb_gz_upload_is_rejected_with_the_reason_and_nothing_written(
     network, _ = upload(admin_client, django_capture_on_commit_callbacks, "junk", b"\x1f\x8b not really gzip",
                         filename="junk.pb.gz")
     assert network.status == Network.Status.CHECKING
-    folder = network.path.parent
-    before = sorted(p.name for p in folder.iterdir())
+    uploaded = network.path
+    folder = uploaded.parent
     assert tasks.check_network.run(network.pk) == Network.Status.REJECTED
     network.refresh_from_db()
     assert network.status == Network.Status.REJECTED and "gzip" in network.status_message
-    assert str(network.path) not in network.status_message and str(folder) not in network.status_message
-    assert sorted(p.name for p in folder.iterdir()) == before  # no converted or partial file left
+    assert str(uploaded) not in network.status_message and str(folder) not in network.status_message
+    assert list(folder.iterdir()) == []  # no converted or partial file left, and the refused upload deleted
     assert not Network.objects.offered().filter(name="junk").exists()
     page = admin_client.get(f"/admin/networks/network/{network.pk}/change/").content.decode()
     assert "rejected" in page

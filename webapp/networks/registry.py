@@ -142,13 +142,13 @@ def check_network(network_id: int) -> str:
         if converted is None and facts.checksum != uploaded:
             raise CheckpointError(f"{path}: the stored file changed after the upload (checksum differs)")
         _refuse_duplicate(network, facts.checksum)
-    except CheckpointError as exc:
+    except CheckpointError as exc:  # the library's words, whichever kind of refusal it is
         _discard(converted)
-        return _finish_check(network, Network.Status.REJECTED, _reason(exc, path, converted))
+        return _reject(network, _reason(exc, path, converted))
     except Exception as exc:  # a bug or a worker problem: say so in the admin, never leave it "checking"
         _discard(converted)
         log.exception("checking network %s failed", network.name)
-        return _finish_check(network, Network.Status.REJECTED, f"the check itself failed: {type(exc).__name__}: {exc}")
+        return _reject(network, f"the check itself failed: {type(exc).__name__}: {exc}")
     apply_facts(network, facts)
     network.card = network.card or default_card(facts, network.name)
     if converted is None:
@@ -164,6 +164,18 @@ def _convert_upload(path: Path, uploaded: str, importer) -> Path:
     if file_sha256(path) != uploaded:
         raise CheckpointError(f"{path}: the stored file changed after the upload (checksum differs)")
     return Path(importer.convert(path, path.with_name(f"{uploaded[:16]}.safetensors")))
+
+
+def _reject(network: Network, reason: str) -> str:
+    """Record the refusal and delete the refused file: nothing of a refused upload stays on disk
+    (the admin shows the reason; trying again means uploading again). A check superseded by a
+    new file deletes nothing, nor a file another network row names."""
+    stored = network.file.name
+    network.file.name = ""
+    result = _finish_check(network, Network.Status.REJECTED, reason, ("file",))
+    if result == Network.Status.REJECTED and stored and not Network.objects.filter(file=stored).exists():
+        network.file.storage.delete(stored)
+    return result
 
 
 def _refuse_duplicate(network: Network, checksum: str) -> None:
