@@ -95,7 +95,7 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Submit a chess game for analysis by a network and read the results. "
                    "Every error is {\"error\": message} with a 4xx status (or 503 when the queue is down).",
     "VERSION": "1",
-    "SERVE_INCLUDE_SCHEMA": False,  # the schema describes the API, not itself
+    "SERVE_INCLUDE_SCHEMA": True,
     "SCHEMA_PATH_PREFIX": "/api/",
 }
 
@@ -221,6 +221,9 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
+# Upload checks have their own queue, so one never waits behind the analyses queued on cpu/gpu;
+# every worker that serve starts consumes it too (webapp.analyses.management.commands.serve).
+SIGHTLINE_CHECK_QUEUE = os.environ.get("SIGHTLINE_CHECK_QUEUE", "checks")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Seconds before Redis hands an unacknowledged message to another worker. Jobs do not depend
 # on it (their lease does: a redelivery of a job that is still running does nothing, and a

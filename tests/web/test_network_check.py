@@ -41,7 +41,7 @@ def test_an_upload_is_checking_and_not_offered_until_a_worker_marks_it_ready(
     data = Path(tiny_checkpoint).read_bytes()
     network, response = upload(admin_client, django_capture_on_commit_callbacks, "uploaded", data)
     assert "A worker is checking uploaded" in response.content.decode()
-    assert network.status == Network.Status.CHECKING and queued_checks == [(network.pk, "cpu")]
+    assert network.status == Network.Status.CHECKING and queued_checks == [(network.pk, "checks")]
     assert network.checksum == file_sha256(tiny_checkpoint) and network.family == "" and network.parameters == 0
     assert Path(network.file.path).read_bytes() == data
     # Checking: the site does not offer it.
@@ -110,19 +110,6 @@ def test_a_bad_upload_is_rejected_by_the_worker_with_the_reason_in_the_admin(
     assert not Network.objects.offered().filter(name="bad").exists()
     page = admin_client.get(f"/admin/networks/network/{network.pk}/change/").content.decode()
     assert "rejected" in page and escape(fragment.split(":")[0]) in page
-
-
-def test_a_missing_broker_leaves_a_message_and_check_again_queues_it(
-        admin_client, django_capture_on_commit_callbacks, tiny_checkpoint, monkeypatch, broker_down):
-    network, _ = upload(admin_client, django_capture_on_commit_callbacks, "later", Path(tiny_checkpoint).read_bytes())
-    assert network.status == Network.Status.CHECKING
-    assert network.status_message.startswith("Could not reach the workers to check it (ConnectionError)")
-    sent = []
-    monkeypatch.setattr("workers.dispatch.send_task", lambda name, args, queue: sent.append(args[0]))
-    with django_capture_on_commit_callbacks(execute=True):
-        admin_client.post("/admin/networks/network/", {"action": "check_again", "_selected_action": [network.pk]})
-    assert sent == [network.pk]
-    assert tasks.check_network.run(network.pk) == Network.Status.READY
 
 
 def test_a_check_of_a_file_replaced_meanwhile_records_nothing(
@@ -208,7 +195,7 @@ def test_a_refused_form_keeps_the_checked_file_for_the_next_try(
     assert again.status_code == 200
     kept = Network.objects.get(name="second-try")
     assert Path(kept.file.path).read_bytes() == data and kept.status == Network.Status.CHECKING
-    assert queued_checks == [(kept.pk, "cpu")]
+    assert queued_checks == [(kept.pk, "checks")]
     assert not any(Path(settings.MEDIA_ROOT, "kept-uploads").iterdir())  # the kept copy is gone once used
     # A forged or expired token is refused with a message, not a server error.
     forged = admin_client.post(ADD_URL, {"name": "third", "kept_file": token[:-3] + "abc", "card": "",

@@ -10,7 +10,6 @@ which the running search sees.
 
 from __future__ import annotations
 
-import logging
 from datetime import timedelta
 
 from django.db import transaction
@@ -19,8 +18,6 @@ from django.utils import timezone
 from webapp.analyses.models import AnalysisJob, DeepSearch
 from webapp.analyses.searches import SEARCHES
 from workers import dispatch
-
-log = logging.getLogger(__name__)
 
 # "Until stopped" still ends: a forgotten tab must not hold a worker for ever.
 MAX_SECONDS = 600
@@ -42,7 +39,8 @@ def default_budget(search: str, job_budget: int) -> int:
 
 def start(job: AnalysisJob, node_id, budget) -> DeepSearch:
     """Check the request and queue the search: ``budget`` a number in the search's range, or
-    "until-stopped" (nodes searches only; alpha-beta's depth always ends)."""
+    "until-stopped" (nodes searches only; alpha-beta's depth always ends). When the broker cannot
+    take it, the row is deleted again and ``BrokerUnavailable`` raised: nothing is left queued."""
     spec = SEARCHES.get(job.search)
     if spec is None or spec.fixed:
         raise DeeperRefused(f"The {job.search} search has no budget to raise; start an analysis with MCTS, "
@@ -67,10 +65,9 @@ def start(job: AnalysisJob, node_id, budget) -> DeepSearch:
         deep = DeepSearch.objects.create(job=job, node_id=node_id, budget=budget)
     try:
         dispatch.send_task("sightline.deep_search", [deep.pk], queue=job.network.queue)
-    except dispatch.BrokerUnavailable as exc:  # the broker is down: say so now rather than leave it queued
-        log.warning("could not queue deeper search %s: %s", deep.pk, exc)
-        DeepSearch.objects.filter(pk=deep.pk).update(status=DeepSearch.Status.FAILED, error=str(exc))
-        raise DeeperRefused("The workers cannot be reached right now; try again in a minute.", status=503) from None
+    except dispatch.BrokerUnavailable:
+        DeepSearch.objects.filter(pk=deep.pk, status=DeepSearch.Status.QUEUED).delete()
+        raise
     return deep
 
 

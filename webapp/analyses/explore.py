@@ -36,7 +36,9 @@ def explore_head(request: HttpRequest, name: str) -> HttpResponse:
     search = "policy" if network.caps.policy else "value"
     try:
         job = create_job(parse_fen(EXPLORE_FEN), network, search, SEARCHES[search].budget_default)
-    except BrokerUnavailable:
-        return HttpResponse("The workers cannot be reached; try again shortly.", status=503, content_type="text/plain")
+    except BrokerUnavailable as exc:
+        response = HttpResponse(exc.message("the explorer's analysis"), status=503, content_type="text/plain")
+        response["Retry-After"] = str(exc.retry_after_s)
+        return response
     remember_owner(request, job)
     return redirect(f"{reverse('job', args=[job.id])}?layer={l}&head={h}&showme=1")

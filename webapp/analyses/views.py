@@ -19,7 +19,7 @@ from webapp.analyses.attention import layer_payload
 from webapp.analyses.attention_limits import refuse_new_computation
 from webapp.analyses.estimates import estimate
 from webapp.analyses.forms import PGN_LIMITS, AnalyseForm
-from webapp.analyses.jobs import BrokerUnavailable, cancel_job, create_job, get_job_or_404
+from webapp.analyses.jobs import cancel_job, create_job, get_job_or_404
 from webapp.analyses.judgements import legend as judgement_legend
 from webapp.analyses.judgements import short_legend
 from webapp.analyses.keys import node_boards
@@ -31,6 +31,8 @@ from webapp.analyses.searches import SEARCHES
 from webapp.analyses.variations import LineRefused, add_line
 from webapp.networks.atlas import ready_atlas
 from webapp.networks.models import Network
+from workers import dispatch
+from workers.dispatch import BrokerUnavailable
 
 RECENT = 12
 
@@ -216,6 +218,8 @@ def job_deeper(request: HttpRequest, job_id: str) -> JsonResponse:
         deep = deeper.start(job, body.get("node"), body.get("budget"))
     except (LineRefused, deeper.DeeperRefused) as exc:
         return JsonResponse({"error": str(exc)}, status=exc.status)
+    except BrokerUnavailable as exc:
+        return _unavailable_json(exc, "the deeper search")
     return JsonResponse({"deep": deep.pk, "node": deep.node_id, "budget": deep.budget,
                          "stop": reverse("job_deeper_stop", args=[job.id, deep.pk])}, status=202)
 
@@ -262,12 +266,10 @@ def attention(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse:
     if entry is None:
         entry, created = AttentionMap.objects.get_or_create(position_key=key, network_checksum=job.network.checksum)
     if created or retry:
-        if retry:
-            AttentionMap.objects.filter(pk=entry.pk).update(status=AttentionMap.Status.PENDING, error="")
-            entry.status = AttentionMap.Status.PENDING
-        from workers import dispatch
-
-        dispatch.send_task("sightline.compute_attention", [str(job.id), node_id], queue=job.network.queue)
+        try:
+            _queue_attention(job, node_id, entry, created)
+        except BrokerUnavailable as exc:
+            return _unavailable_json(exc, "computing this position's attention")
     if entry.status == AttentionMap.Status.FAILED:
         # The worker's failure, not the request's: 503 with the reason; ?retry=1 queues it again.
         response = JsonResponse({"error": f"Computing attention failed: {entry.error}", "retry": "?retry=1"},
@@ -282,6 +284,30 @@ def attention(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse:
         return JsonResponse({"error": f"layer must be between 0 and {entry.layers - 1}."}, status=400)
     response = JsonResponse(layer_payload(bytes(entry.data), entry.layers, entry.heads, layer))
     response["Cache-Control"] = "public, max-age=86400"
+    return response
+
+
+def _queue_attention(job, node_id: int, entry: AttentionMap, created: bool) -> None:
+    """Send the attention task for ``entry`` (new, or failed and retried). When the broker cannot
+    take it, the entry is withdrawn (a new one deleted, a retried one failed again as it was), so
+    nothing stays pending without a task and the next request queues it afresh."""
+    before = (entry.status, entry.error)
+    AttentionMap.objects.filter(pk=entry.pk).update(status=AttentionMap.Status.PENDING, error="")
+    entry.status = AttentionMap.Status.PENDING
+    try:
+        dispatch.send_task("sightline.compute_attention", [str(job.id), node_id], queue=job.network.queue)
+    except BrokerUnavailable:
+        if created:
+            AttentionMap.objects.filter(pk=entry.pk, status=AttentionMap.Status.PENDING).delete()
+        else:
+            AttentionMap.objects.filter(pk=entry.pk).update(status=before[0], error=before[1])
+        raise
+
+
+def _unavailable_json(exc: BrokerUnavailable, what: str) -> JsonResponse:
+    """503 with Retry-After: the workers' queue (Redis) is down and ``what`` was not started."""
+    response = JsonResponse({"error": exc.message(what)}, status=503)
+    response["Retry-After"] = str(exc.retry_after_s)
     return response
 
 

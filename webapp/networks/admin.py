@@ -13,6 +13,7 @@ from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.db import transaction
+from django.http import HttpResponse
 from django.utils.html import format_html
 
 from webapp.networks import kept_uploads
@@ -20,6 +21,8 @@ from webapp.networks.cards import card_html
 
 from analysis.models import importer_for, load_families
 from webapp.networks.models import Network
+from workers import dispatch
+from workers.dispatch import BrokerUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -99,16 +102,24 @@ class NetworkUploadForm(forms.ModelForm):
 
 
 def dispatch_check(network: Network) -> None:
-    """Queue the worker's check; if the broker cannot be reached, say so on the network."""
-    from workers import dispatch
+    """Queue the worker's check on the checks' own queue (never behind analyses); raises
+    ``BrokerUnavailable`` when the broker cannot take it, for the caller to withdraw."""
+    dispatch.send_task("sightline.check_network", [network.pk], queue=settings.SIGHTLINE_CHECK_QUEUE)
 
-    try:
-        dispatch.send_task("sightline.check_network", [network.pk], queue=network.queue)
-    except dispatch.BrokerUnavailable as exc:
-        log.exception("could not queue the check of network %s", network.name)
-        Network.objects.filter(pk=network.pk).update(
-            status_message=f"Could not reach the workers to check it ({type(exc).__name__}); "
-                           f"use the action 'Check again' once they run.")
+
+def withdraw_unchecked(network: Network, created: bool) -> str:
+    """The broker could not take the check of a file just saved: a new network is removed with
+    its stored file (nothing half-written); an existing one whose file was replaced cannot be
+    offered unchecked, so it is rejected with the reason and 'Check again' re-queues it."""
+    if created:
+        network.file.delete(save=False)
+        network.delete()
+        return f"{network.name} was not added (nothing was stored); upload it again then."
+    Network.objects.filter(pk=network.pk).update(
+        status=Network.Status.REJECTED,
+        status_message="Not checked: the workers' queue could not be reached when the file was saved; "
+                       "use the action 'Check again' once it is back.")
+    return f"{network.name} was saved but not checked; use the action 'Check again' then."
 
 
 @admin.register(Network)
@@ -141,19 +152,43 @@ class NetworkAdmin(admin.ModelAdmin):
             return "not known yet" if obj.status == Network.Status.CHECKING else "-"
         return "trained" if obj.trained else "UNTRAINED"
 
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        """The upload's check is sent once the row is committed (``save_model``); when the broker
+        cannot take it, the upload is withdrawn and the answer is a 503 that says so."""
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except BrokerUnavailable as exc:
+            list(messages.get_messages(request))  # "added", "a worker is checking": not so, so not shown
+            network, created = request.unchecked_network
+            outcome = withdraw_unchecked(network, created)
+            response = HttpResponse(f"{exc.message(f'the check of {network.name}')} {outcome}", status=503,
+                                    content_type="text/plain; charset=utf-8")
+            response["Retry-After"] = str(exc.retry_after_s)
+            return response
+
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)
         if form.used_kept:  # the network has its own copy now
             transaction.on_commit(lambda: kept_uploads.forget(form.used_kept))
         if form.checksum is not None:
+            request.unchecked_network = (obj, not change)
             transaction.on_commit(lambda: dispatch_check(obj))
             self.message_user(request, f"A worker is checking {obj.name}; it is offered for analysis once its "
                                        f"status is ready (reload this page to see it).", messages.INFO)
 
     @admin.action(description="Check again (in a worker)")
     def check_again(self, request, queryset):
+        """Each network is marked checking (committed: admin actions run in autocommit) and its
+        check sent; when the broker cannot take one, that network is put back as it was."""
         networks = list(queryset.filter(kind=Network.Kind.CHECKPOINT))
-        for network in networks:
+        for done, network in enumerate(networks):
             Network.objects.filter(pk=network.pk).update(status=Network.Status.CHECKING, status_message="")
-            transaction.on_commit(lambda network=network: dispatch_check(network))
+            try:
+                dispatch_check(network)
+            except BrokerUnavailable as exc:
+                Network.objects.filter(pk=network.pk).update(status=network.status,
+                                                             status_message=network.status_message)
+                self.message_user(request, exc.message(f"the check of {len(networks) - done} network(s)"),
+                                  messages.ERROR)
+                return
         self.message_user(request, f"{len(networks)} network(s) queued for checking.", messages.INFO)

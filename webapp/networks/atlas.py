@@ -27,25 +27,33 @@ def is_stale(row: HeadAtlasRow | None) -> bool:
 
 def request_atlas(network: Network, *, again: bool = False) -> HeadAtlasRow | None:
     """Queue the atlas of ``network`` unless it has a current one (or one is on its way, or ``again``);
-    None for a network without attention. A broker that cannot be reached is recorded as the error."""
+    None for a network without attention. The task is sent once the row is committed; when the
+    broker cannot take it, the row is put back as it was (a new one deleted) and
+    ``BrokerUnavailable`` raised, so no atlas is left queued without a task."""
     if not wants_atlas(network):
         return None
     row, created = HeadAtlasRow.objects.get_or_create(network=network)
     if not (created or again or row.status == HeadAtlasRow.Status.FAILED or is_stale(row)):
         return row
+    before = {"status": row.status, "done": row.done, "total": row.total, "error": row.error}
     HeadAtlasRow.objects.filter(pk=row.pk).update(status=HeadAtlasRow.Status.QUEUED, done=0, total=0, error="")
-    transaction.on_commit(lambda: _dispatch(network))
+    transaction.on_commit(lambda: _dispatch(network, row.pk, None if created else before))
     row.refresh_from_db()
     return row
 
 
-def _dispatch(network: Network) -> None:
+def _dispatch(network: Network, row_id: int, before: dict | None) -> None:
+    """Send the atlas task; when the broker cannot take it, withdraw the queued row (``before``:
+    what it held, or None for a row made for this request) and raise."""
     try:
         dispatch.send_task("sightline.compute_head_atlas", [network.pk], queue=network.queue)
-    except dispatch.BrokerUnavailable as exc:  # the broker is down: say so on the page rather than wait forever
-        log.exception("could not queue the head atlas of %s", network.name)
-        HeadAtlasRow.objects.filter(network=network).update(
-            status=HeadAtlasRow.Status.FAILED, error=f"could not reach the workers ({type(exc).__name__})")
+    except dispatch.BrokerUnavailable:
+        queued = HeadAtlasRow.objects.filter(pk=row_id, status=HeadAtlasRow.Status.QUEUED)
+        if before is None:
+            queued.delete()
+        else:
+            queued.update(**before)
+        raise
 
 
 def compute_and_store(network: Network, config: AtlasConfig = AtlasConfig(), device: str | None = None,

@@ -13,6 +13,7 @@ from analysis.heads.patterns import PATTERNS
 from analysis.positions import board_from_input
 from webapp.networks.atlas import atlas_rows, is_stale, ready_atlas, request_atlas, wants_atlas
 from webapp.networks.models import HeadAtlas, Network
+from workers.dispatch import BrokerUnavailable
 
 def network_or_404(name: str) -> Network:
     network = Network.objects.filter(name=name).first()
@@ -50,7 +51,12 @@ def compute_atlas(request: HttpRequest, name: str) -> HttpResponse:
                             content_type="text/plain")
     if network.status != Network.Status.READY:
         return HttpResponse(f"{network.name} is not ready yet", status=409, content_type="text/plain")
-    request_atlas(network)
+    try:
+        request_atlas(network)
+    except BrokerUnavailable as exc:
+        response = HttpResponse(exc.message("the head atlas"), status=503, content_type="text/plain")
+        response["Retry-After"] = str(exc.retry_after_s)
+        return response
     return redirect("head_atlas", name=network.name)
 
 

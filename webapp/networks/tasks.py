@@ -6,6 +6,8 @@ behind analyses; an atlas runs on its network's queue.
 
 from __future__ import annotations
 
+import logging
+
 from celery import shared_task
 from django.conf import settings
 
@@ -14,6 +16,9 @@ from webapp.networks.atlas import compute_and_store, request_atlas
 from webapp.networks.model_cache import models
 from webapp.networks.models import Network
 from webapp.networks.registry import check_network as check
+from workers.dispatch import BrokerUnavailable
+
+log = logging.getLogger(__name__)
 
 
 @shared_task(name="sightline.check_network", acks_late=True)
@@ -23,7 +28,10 @@ def check_network(network_id: int) -> str:
     found ready with attention maps then gets its head atlas queued."""
     status = check(network_id)
     if status == Network.Status.READY:
-        request_atlas(Network.objects.get(pk=network_id))
+        try:
+            request_atlas(Network.objects.get(pk=network_id))
+        except BrokerUnavailable:  # the atlas page offers to compute it once the broker is back
+            log.warning("the head atlas of network %s was not queued: the broker is down", network_id)
     return status
 
 

