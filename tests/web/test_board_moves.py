@@ -115,7 +115,7 @@ def test_drag_click_promote_and_pv_lines(live_site, browser):  # noqa: F811
     submit(page, live_site["base"], "8/4P3/8/8/8/8/k7/4K3 w - - 0 1", estimate="this game: 1 position, about")
     assert "measured" in page.evaluate("window.__sightline.page.estimate.basis")
     # Time left: from the rate of finished searches (4 in the last 20 s, 6 to go: 30 s), else the estimate.
-    left = page.evaluate("""() => { const g = window.__sightline, now = Date.now(); g.rate = [[now - 20000, 0]];
+    left = page.evaluate("""() => { const g = window.__sightline.statusBar, now = Date.now(); g.rate = [[now - 20000, 0]];
         return [g.secondsLeft(4, 10, now), (g.rate = [], g.secondsLeft(0, 10, now))]; }""")
     per = page.evaluate("window.__sightline.page.estimate.seconds_per_position")
     assert left[0] == pytest.approx(30) and left[1] == pytest.approx(10 * per)

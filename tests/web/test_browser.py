@@ -92,16 +92,20 @@ def heat(page) -> list[str]:
 
 
 # Every glyph on the move list is a stored same-parent judgement (none before one is known), and the
-# graph's network line is White's expected score: the side to move's evaluation, flipped on Black's turns only.
-MARKS_AND_WHITE_VIEW = """() => { const g = window.__sightline, out = {unbacked: [], judged: 0, not_white: []};
+# graph's network line is White's expected score: the stored evaluation (the side to move's, as the
+# API's position endpoint gives it), flipped on Black's turns only.
+MARKS_AND_WHITE_VIEW = """async () => { const g = window.__sightline, out = {unbacked: [], judged: 0, not_white: []};
   for (const el of document.querySelectorAll('#moves .move')) {
     const j = g.results.get(Number(el.dataset.node))?.judgement;
     if (j) out.judged += 1;
     if (el.querySelector('.glyph').textContent !== ((j && j.glyph) || '')) out.unbacked.push(el.dataset.node); }
   const net = document.getElementById('eval-graph').data?.find((t) => t.name === 'network');
-  g.mainline.forEach((id, i) => { const s = g.results.get(id)?.eval?.score; if (s == null || !net) return;
+  if (!net) return out;
+  for (const [i, id] of g.mainline.entries()) {
+    if (net.y[i] == null) continue;
+    const stored = (await (await fetch(`/api/jobs/${g.page.id}/nodes/${id}/`)).json()).results.eval.score;
     const white = g.nodes[id].fen.split(' ')[1] === 'w';
-    if (Math.abs(net.y[i] - (white ? s : 1 - s)) > 1e-9) out.not_white.push(id); });
+    if (Math.abs(net.y[i] - (white ? stored : 1 - stored)) > 1e-9) out.not_white.push(id); }
   return out; }"""
 
 
@@ -128,8 +132,8 @@ def test_paste_watch_navigate_explore(live_site, browser):
     page.wait_for_function("window.__sightline && window.__sightline.results.size > 0", timeout=60_000)
     assert page.evaluate(MARKS_AND_WHITE_VIEW)["unbacked"] == []  # (the graph redraws a frame later)
     page.wait_for_function("window.__sightline && window.__sightline.status.status === 'done'", timeout=120_000)
-    game = page.evaluate("({history: window.__sightline.graphHistory, main: window.__sightline.mainline.length,"
-                         " points: window.__sightline.graphPoints, messages: window.__sightline.messages})")
+    game = page.evaluate("({history: window.__sightline.graph.history, main: window.__sightline.mainline.length,"
+                         " points: window.__sightline.graph.points, messages: window.__sightline.messages})")
     assert game["points"] == game["main"] == 34
     # The graph filled in live: it was drawn with some but not all of the search's points.
     assert any(0 < searched < game["main"] for _, searched in game["history"]), game["history"]
@@ -230,7 +234,7 @@ def test_paste_watch_navigate_explore(live_site, browser):
     # A page opened after the job finished renders the stored state at once.
     late = browser.new_page(viewport={"width": 1400, "height": 1000})
     late.goto(page.url.split("#")[0])
-    late.wait_for_function("window.__sightline && window.__sightline.graphPoints === 34", timeout=20_000)
+    late.wait_for_function("window.__sightline && window.__sightline.graph.points === 34", timeout=20_000)
     late.close()
     assert errors == []
     page.close()

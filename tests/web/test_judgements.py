@@ -15,6 +15,8 @@ from webapp.analyses.jobs import create_job
 from webapp.analyses.judgements import (FROM_NETWORK, FROM_SEARCH, JudgeRequest, judge_from_search,
                                         judge_with_network, judgement_settings_key, legend,
                                         short_legend)
+from analysis.pov import score_for_white, white_to_move
+from webapp.analyses.messages import judgement_for_white
 from webapp.analyses.models import AnalysisJob, PositionResult
 from webapp.analyses.results import job_results
 from webapp.networks.model_cache import ModelCache
@@ -26,7 +28,13 @@ HANGING_QUEEN = "1. e4 e5 2. Qh5 Qg5 3. d3 *"
 
 
 def judgement_messages(messages) -> dict[int, dict]:
+    """The judgements sent, by node: White's view (the stored ones are the mover's)."""
     return {item["node"]: item["judgement"] for kind, p in messages if kind == "judgements" for item in p["items"]}
+
+
+def mover_is_white(job, node) -> bool:
+    """Whether White made the move that led to ``node``."""
+    return white_to_move(job.nodes[node["parent"]]["fen"])
 
 
 def board_at(job, node_id) -> chess.Board:
@@ -50,11 +58,15 @@ def test_value_search_judges_from_its_own_root_values(material_network):
     results = job_results(AnalysisJob.objects.get(pk=job.pk))
     for node in finished.nodes[1:]:
         j, parent_search = judged[node["id"]], results[node["parent"]]["search"]
+        white = mover_is_white(finished, node)
         assert j["source"] == FROM_SEARCH and j["played"] == node["uci"] and j["best"] == parent_search["bestmove"]
-        assert j["best_score"] == parent_search["root_values"][j["best"]][0]
-        assert j["played_score"] == parent_search["root_values"][node["uci"]][0]
-        assert j["drop"] == pytest.approx(max(0.0, j["best_score"] - j["played_score"]), abs=1e-5)
-        assert results[node["id"]]["judgement"] == j  # stored: a reload shows the same marks
+        # Sent as White's expected scores; the drop is the mover's loss, the same from either side.
+        assert j["best_score"] == score_for_white(parent_search["root_values"][j["best"]][0], white)
+        assert j["played_score"] == score_for_white(parent_search["root_values"][node["uci"]][0], white)
+        gain = j["best_score"] - j["played_score"] if white else j["played_score"] - j["best_score"]
+        assert j["drop"] == pytest.approx(max(0.0, gain), abs=1e-5)
+        # stored (the mover's view): a reload shows the same marks
+        assert judgement_for_white(results[node["id"]]["judgement"], white) == j
     assert judged[5]["glyph"] == "??" and judged[5]["name"] == "blunder" and judged[5]["best"] == "h5g5"
     assert judged[5]["drop"] > 0.3
     # 2... Qg5 hangs the queen, but one ply from its parent nothing shows it: every Black move
@@ -166,7 +178,9 @@ def test_tree_search_uses_its_root_values_and_the_network_for_unvisited_moves(ti
     for node in finished.nodes[1:]:
         j, values = judged[node["id"]], results[node["parent"]]["search"]["root_values"]
         if j["source"] == FROM_SEARCH:
-            assert j["played_score"] == values[node["uci"]][0] and j["best_score"] == values[j["best"]][0]
+            white = mover_is_white(finished, node)
+            assert j["played_score"] == score_for_white(values[node["uci"]][0], white)
+            assert j["best_score"] == score_for_white(values[j["best"]][0], white)
         else:
             assert j["played"] != j["best"] and node["uci"] not in values
     assert {j["source"] for j in judged.values()} == {FROM_SEARCH, FROM_NETWORK}  # 8 nodes: both paths

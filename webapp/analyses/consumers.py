@@ -26,8 +26,8 @@ from channels.layers import get_channel_layer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocketConsumer
 
 from webapp.analyses import liveness
+from webapp.analyses.messages import Error, Live, Pong, Snapshot
 from webapp.analyses.models import AnalysisJob, job_group_name
-from webapp.analyses.results import job_snapshot
 
 CLOSE_NO_SUCH_JOB = 4404
 CLOSE_BAD_MESSAGE = 4400
@@ -40,16 +40,15 @@ MAX_MESSAGE_CHARS = 1024
 MAX_WIRE_BYTES = 4 * MAX_MESSAGE_CHARS
 # A ping's "t" comes back as it is: a number, or a short string.
 MAX_PING_TOKEN_CHARS = 64
-LIVE_LOST = {"kind": "live", "state": "lost",
-             "message": "Live updates are paused (the message queue is unavailable); reconnecting."}
+LIVE_LOST = Live(state="lost", message="Live updates are paused (the message queue is unavailable); reconnecting.")
 
 log = logging.getLogger(__name__)
 
 
 @database_sync_to_async
-def _load_snapshot(job_id: str) -> dict | None:
+def _load_snapshot(job_id: str) -> Snapshot | None:
     job = AnalysisJob.objects.select_related("network").filter(pk=job_id).first()
-    return None if job is None else job_snapshot(job)
+    return None if job is None else Snapshot.of(job)
 
 
 @database_sync_to_async
@@ -148,7 +147,7 @@ class JobConsumer(AsyncJsonWebsocketConsumer):
             log.warning("joining %s failed (%s)", group, exc)
         await self.accept()
         snapshot = await _load_snapshot(job_id)
-        await self.send_json({"kind": "snapshot", **(snapshot or {})})
+        await self.send_json(snapshot.wire() if snapshot else {"kind": Snapshot.kind})
         if self.group is None:
             await self.broker_lost()
         else:
@@ -157,7 +156,7 @@ class JobConsumer(AsyncJsonWebsocketConsumer):
             liveness.watch(self)
 
     async def broker_lost(self) -> None:
-        await self.send_json(LIVE_LOST)
+        await self.send_json(LIVE_LOST.wire())
         await self.close(code=liveness.CLOSE_TRY_AGAIN_LATER)
 
     async def disconnect(self, code):
@@ -186,17 +185,17 @@ class JobConsumer(AsyncJsonWebsocketConsumer):
     async def receive_json(self, content, **kwargs):
         # The page only listens; a "ping" lets clients measure round trips.
         if not (isinstance(content, dict) and content.get("kind") == "ping"):
-            await self.send_json({"kind": "error", "error": 'the only message accepted is {"kind": "ping", "t": ...}'})
+            await self.send_json(Error('the only message accepted is {"kind": "ping", "t": ...}').wire())
             return
         token = content.get("t")
         if not _echoable(token):
-            await self.send_json({"kind": "error", "error": f'a ping\'s "t" must be a number or a string of '
-                                                            f'at most {MAX_PING_TOKEN_CHARS} characters'})
+            await self.send_json(Error(f'a ping\'s "t" must be a number or a string of '
+                                       f'at most {MAX_PING_TOKEN_CHARS} characters').wire())
             return
-        await self.send_json({"kind": "pong", "t": token})
+        await self.send_json(Pong(token).wire())
 
     async def _refuse(self, code: int, reason: str) -> None:
-        await self.send_json({"kind": "error", "error": reason})
+        await self.send_json(Error(reason).wire())
         await self.close(code=code, reason=reason)
 
     # Channel-layer messages {"type": "job.<kind>", "text": <JSON>} (see publish.encode) are

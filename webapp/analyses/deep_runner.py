@@ -14,6 +14,7 @@ import chess
 from analysis.search.base import Budget
 from webapp.analyses import deeper
 from webapp.analyses.gameinput import board_for
+from webapp.analyses.messages import Deep
 from webapp.analyses.models import DeepSearch
 from webapp.analyses.results import san_line
 from webapp.analyses.searches import SEARCHES
@@ -27,20 +28,22 @@ PUBLISH_EVERY_S = 0.4
 STOP_POLL_S = 0.5
 
 
-def lines_json(snapshot, board: chess.Board, white_to_move: bool) -> dict:
-    """A search snapshot as the page shows it: totals and the top root moves, White's view."""
-    def white(score):
-        return None if score is None else round(score if white_to_move else 1.0 - score, 5)
-
+def lines_json(snapshot, board: chess.Board) -> dict:
+    """A search snapshot's totals and top root moves, for the side to move as stored
+    (``messages.Deep`` sends them as White's, rounded)."""
     lines = []
     for r in snapshot.top_root(LINES):
-        wdl = None if r.wdl is None else [round(x, 4) for x in (r.wdl if white_to_move else r.wdl[::-1])]
         lines.append({"move": r.move.uci(), "san": board.san(r.move), "visits": r.visits,
-                      "prior": None if r.prior is None else round(r.prior, 5), "q": white(r.q),
-                      "score": white(r.score), "wdl": wdl, "pv_san": san_line(board, (r.pv or [r.move])[:PV_MOVES])})
+                      "prior": None if r.prior is None else round(r.prior, 5), "q": _number(r.q),
+                      "score": _number(r.score), "wdl": None if r.wdl is None else [float(x) for x in r.wdl],
+                      "pv_san": san_line(board, (r.pv or [r.move])[:PV_MOVES])})
     return {"nodes": snapshot.nodes, "nps": snapshot.nps, "elapsed_s": round(snapshot.elapsed_s, 2),
             "depth": snapshot.depth, "best": snapshot.best_move.uci() if snapshot.best_move else None,
-            "score": white(snapshot.score), "lines": lines}
+            "score": _number(snapshot.score), "lines": lines}
+
+
+def _number(x) -> float | None:
+    return None if x is None else float(x)
 
 
 def run_deep_search(deep_id: int, evaluator, publish) -> str:
@@ -54,18 +57,19 @@ def run_deep_search(deep_id: int, evaluator, publish) -> str:
     white_to_move = board.turn == chess.WHITE
     search = make_search(job.search, evaluator)
     header = {"deep": deep.pk, "node": deep.node_id, "budget": deep.budget}
-    progress = _live_lines(deep, search, board, lambda lines: publish("deep", {**header, "status": "running",
-                                                                               **lines}))
+    progress = _live_lines(deep, search, board,
+                           lambda lines: Deep.of(header, lines, white_to_move, status="running").send(publish))
     try:
         result = search.run(board, _budget(job.search, deep.budget), progress=progress)
     except Exception as exc:
         log.exception("deeper search %s failed", deep.pk)
         DeepSearch.objects.filter(pk=deep.pk).update(status=DeepSearch.Status.FAILED, error=f"{type(exc).__name__}: {exc}")
-        publish("deep", {**header, "status": "failed", "error": f"{type(exc).__name__}: {exc}", "final": True})
+        Deep.of(header, None, white_to_move, status="failed", error=f"{type(exc).__name__}: {exc}",
+                final=True).send(publish)
         return DeepSearch.Status.FAILED
-    final = lines_json(result, board, white_to_move)
+    final = lines_json(result, board)
     DeepSearch.objects.filter(pk=deep.pk).update(status=DeepSearch.Status.DONE, result=final)
-    publish("deep", {**header, "status": "done", "stopped": result.stopped, "final": True, **final})
+    Deep.of(header, final, white_to_move, status="done", stopped=result.stopped, final=True).send(publish)
     return DeepSearch.Status.DONE
 
 
@@ -78,7 +82,6 @@ def _budget(search: str, budget: int) -> Budget:
 def _live_lines(deep: DeepSearch, search, board: chess.Board, send):
     """The search's progress callback: stops the search once the row says ``stopping``, and
     sends its lines at most every ``PUBLISH_EVERY_S``."""
-    white_to_move = board.turn == chess.WHITE
     clock = {"sent": 0.0, "polled": time.monotonic()}
 
     def progress(snapshot) -> None:
@@ -90,6 +93,6 @@ def _live_lines(deep: DeepSearch, search, board: chess.Board, send):
         if snapshot.final or now - clock["sent"] < PUBLISH_EVERY_S:
             return
         clock["sent"] = now
-        send(lines_json(snapshot, board, white_to_move))
+        send(lines_json(snapshot, board))
 
     return progress

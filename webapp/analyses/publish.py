@@ -1,4 +1,5 @@
-"""Small messages to a job's channel-layer group (workers and views send them).
+"""Small messages to a job's channel-layer group (workers and views send them; their kinds
+are the dataclasses of ``webapp.analyses.messages``).
 
 Delivery is at-most-once and capped at 1 MB per message, so only per-node
 deltas go out; everything is in the database first, and pages catch up from
@@ -17,8 +18,8 @@ import time
 from asgiref.sync import async_to_sync
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 
+from webapp.analyses.messages import Status
 from webapp.analyses.models import AnalysisJob, job_group_name
-from webapp.analyses.results import job_status_json
 
 log = logging.getLogger(__name__)
 
@@ -33,8 +34,8 @@ class _PublishLoop:
     """One event loop per process, in a daemon thread, for publishing from sync code.
 
     ``async_to_sync`` outside an async context starts a new event loop per call,
-    and the Redis layers open a connection per loop: 2.6 ms per message here,
-    against a fraction of that on a loop that stays up.
+    and the Redis layers open a connection per loop: a new connection per message,
+    where a loop that stays up keeps one (bench/fanout.py measures publishing).
     """
 
     _lock = threading.Lock()
@@ -84,4 +85,4 @@ class NullPublisher:
 
 
 def publish_status(job: AnalysisJob, publisher=None) -> None:
-    (publisher or GroupPublisher(job.id))("status", job_status_json(job))
+    Status.of(job).send(publisher or GroupPublisher(job.id))

@@ -1,7 +1,8 @@
 """How stored results become what pages and messages carry.
 
 Everything here is from the side to move's point of view, as the evaluator
-API gives it; the browser turns it into White's view for the bar and graph.
+API gives it, and is stored that way; ``webapp.analyses.messages`` turns it into
+White's view for the page.
 """
 
 from __future__ import annotations
@@ -77,19 +78,6 @@ def search_json(result, board: chess.Board, known_san: dict[str, str] | None = N
     return data
 
 
-def progress_json(snapshot, board: chess.Board) -> dict:
-    return {"nodes": snapshot.nodes, "nps": snapshot.nps, "elapsed_s": round(snapshot.elapsed_s, 3),
-            "best": snapshot.best_move.uci() if snapshot.best_move else None,
-            "pv_san": san_line(board, snapshot.pv[:8]), "score": round(float(snapshot.score), 5),
-            "depth": snapshot.depth}
-
-
-def job_status_json(job: AnalysisJob) -> dict:
-    return {"status": job.status, "evaluated": job.evaluated, "searched": job.searched,
-            "total": job.total_positions or len(job.nodes), "error": job.error,
-            "search": job.search, "budget": job.budget}
-
-
 def job_results(job: AnalysisJob) -> dict[int, dict]:
     """{node id: {"eval": ..., "search": ..., "judgement": ...}} for every node that has results stored.
 
@@ -126,9 +114,3 @@ def _judged_moves(job: AnalysisJob) -> dict[tuple[str, str], list[int]]:
             wanted = (job.nodes[parent]["key"], judgement_settings_key(job.search_settings_key, node["uci"]))
             out.setdefault(wanted, []).append(node["id"])
     return out
-
-
-def job_snapshot(job: AnalysisJob) -> dict:
-    """Everything a page needs to render the job's stored state (also sent to late joiners)."""
-    results = job_results(job)
-    return {"job": job_status_json(job), "results": {str(k): v for k, v in results.items()}}

@@ -32,8 +32,9 @@ from webapp.analyses import lease
 from webapp.analyses.judgements import JudgeRequest, judge_all, judgement_settings_key
 from webapp.analyses.keys import node_boards
 from webapp.analyses.models import EVAL_SETTINGS_KEY, AnalysisJob, PositionResult
+from webapp.analyses.messages import Judgements, Plies, Ply, Progress
 from webapp.analyses.publish import publish_status
-from webapp.analyses.results import digest_key, evaluation_json, progress_json, search_json
+from webapp.analyses.results import digest_key, evaluation_json, search_json
 from webapp.analyses.heartbeat import Heartbeat
 from webapp.analyses.searching import budget_for, make_search
 from workers import shutdown
@@ -307,11 +308,11 @@ class JobRun:
         for node_id in nodes:  # a move's judgement follows its parent's search
             self._emit(node_id, "search", known[keys[node_id]])
             for child, judgement in judged.get(node_id, ()):
-                items.append({"node": child, "judgement": judgement})
+                items.append((self.job.nodes[child], judgement))
                 if self.on_node is not None:
                     self.on_node(PlyOutput(child, judgement=judgement))
         if items:
-            self.publish("judgements", {"items": items})
+            Judgements.of(items).send(self.publish)
 
     def _progress_reporter(self, node_id: int, board: chess.Board, search):
         last = {"sent": 0.0, "polled": time.monotonic()}
@@ -325,7 +326,7 @@ class JobRun:
             if snapshot.final or now - last["sent"] < 1.0 / PROGRESS_RATE:
                 return
             last["sent"] = now
-            self.publish("progress", {"node": node_id, **progress_json(snapshot, board)})
+            Progress.of(node_id, snapshot, board).send(self.publish)
 
         return report
 
@@ -334,13 +335,13 @@ class JobRun:
         """A batch's evaluations go out together: one message per ``EVALS_PER_MESSAGE`` plies."""
         for start in range(0, len(node_ids), EVALS_PER_MESSAGE):
             chunk = node_ids[start:start + EVALS_PER_MESSAGE]
-            self.publish("plies", {"items": [{"node": n, "eval": known[keys[n]]} for n in chunk]})
+            Plies.of([(self.job.nodes[n], known[keys[n]]) for n in chunk]).send(self.publish)
         if self.on_node is not None:
             for node_id in node_ids:
                 self.on_node(PlyOutput(node_id, eval=known[keys[node_id]]))
 
     def _emit(self, node_id: int, part: str, data: dict) -> None:
-        self.publish("ply", {"node": node_id, part: data})
+        Ply.of(self.job.nodes[node_id], **{part: data}).send(self.publish)
         if self.on_node is not None:
             self.on_node(PlyOutput(node_id, **{part: data}))
 

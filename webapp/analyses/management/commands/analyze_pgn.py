@@ -18,6 +18,7 @@ import sys
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from analysis.pov import score_for_white, wdl_for_white, white_to_move
 from webapp.analyses.gameinput import GameInputError, MultipleGames, parse_pgn
 from webapp.analyses.jobs import create_job
 from webapp.analyses.publish import NullPublisher
@@ -25,12 +26,6 @@ from webapp.analyses.runner import JobRun, PlyOutput
 from webapp.analyses.searches import SEARCHES
 from webapp.networks.model_cache import models
 from webapp.networks.models import Network
-
-
-def white_view(score: float, wdl, white_to_move: bool):
-    if white_to_move:
-        return score, wdl
-    return 1.0 - score, (list(reversed(wdl)) if wdl else None)
 
 
 class Command(BaseCommand):
@@ -83,10 +78,11 @@ class Command(BaseCommand):
             raise CommandError(f"analysis {finished.status}: {finished.error}")
 
     def _print(self, node: dict, ev: dict | None, search: dict, top: int, judgement: dict | None) -> None:
-        white = " w " in node["fen"]
+        white = white_to_move(node["fen"])
         source = search if search.get("score") is not None else ev
-        score, wdl = white_view(source["score"], source.get("wdl") or (ev or {}).get("wdl"), white)
-        network_score = white_view(ev["score"], None, white)[0] if ev else None
+        score = score_for_white(source["score"], white)
+        wdl = wdl_for_white(source.get("wdl") or (ev or {}).get("wdl"), white)
+        network_score = score_for_white(ev["score"], white) if ev else None
         line = {
             "node": node["id"], "parent": node["parent"], "main": node["main"], "ply": node["ply"],
             "san": node["san"], "fen": node["fen"], "score": round(score, 4),

@@ -1,0 +1,32 @@
+// How the game page writes numbers, moves and comments. Every value it is given is White's
+// (webapp/analyses/messages.py): nothing here turns a value round.
+
+export const fmtPct = (p) => (100 * p).toFixed(p < 0.1 ? 1 : 0) + "%";
+export const fmtNum = (n) => (n >= 1e6 ? (n / 1e6).toFixed(1) + "M" : n >= 1e4 ? (n / 1e3).toFixed(0) + "k" : String(n));
+export const fmtPawns = (cp) => (cp > 0 ? "+" : cp < 0 ? "−" : "") +
+  (Math.abs(cp) / 100).toFixed(Math.abs(cp) >= 1000 ? 0 : Math.abs(cp) >= 100 ? 1 : 2);
+
+// A centipawn-style figure from an expected score, with the project's own win-probability
+// formula inverted (analysis.evaluator.score_to_centipawns; the slope comes with the page).
+export function scoreToCentipawns(score, slope) {
+  const s = Math.min(Math.max(score, 1e-9), 1 - 1e-9);
+  return Math.max(-10000, Math.min(10000, Math.round(-Math.log(1 / s - 1) / slope)));
+}
+
+// Whose turn it is names the side; it never converts a value (they all come as White's).
+export const whiteToMove = (node) => node.fen.split(" ")[1] === "w";
+
+// "12. " before White's move, "12... " before Black's when forced (a line's start, after a comment).
+export function moveLabel(node, forceNumber) {
+  const before = node.ply - 1, number = Math.floor(before / 2) + 1, white = before % 2 === 0;
+  return white ? `${number}. ` : forceNumber ? `${number}... ` : "";
+}
+
+// The PGN's own move and position assessments (NAGs), as PGN readers show them.
+const NAG_GLYPHS = { 1: "!", 2: "?", 3: "!!", 4: "??", 5: "!?", 6: "?!", 7: "□", 10: "=", 13: "∞", 14: "⩲", 15: "⩱",
+  16: "±", 17: "∓", 18: "+−", 19: "−+", 22: "⨀", 23: "⨀", 32: "⟳", 33: "⟳", 36: "→", 37: "→", 40: "↑", 41: "↑",
+  132: "⇆", 133: "⇆", 146: "N" };
+export const nagText = (nags) => (nags || []).map((n) => NAG_GLYPHS[n] || `$${n}`).join("");
+
+// Comments keep their [%eval ...] / [%clk ...] commands when stored and exported; the list shows the words.
+export const commentText = (text) => (text || "").replace(/\[%[^\]]*\]/g, "").trim();

@@ -1,0 +1,97 @@
+// The eval graph under the board: White's expected score along the main line (the network's and
+// the search's), WDL bands when the network has a WDL head, and the judged moves as marks; a
+// click goes to that move. Plotly is an installed package's file (webapp/staticfinders.py),
+// loaded once the first ply is on screen: parsing it earlier held up the board.
+import { moveLabel } from "./format.js";
+
+const MARK_COLOURS = { "?!": "#e6b800", "?": "#f28c28", "??": "#d62728" };
+const PLOTLY_WAIT_MS = 1500; // when no ply comes, the library is fetched anyway after this
+
+export class EvalGraph {
+  constructor(game) {
+    this.game = game;
+    this.el = document.getElementById("eval-graph");
+    this.points = 0; // main-line positions with a network value drawn
+    this.history = []; // [network points, search points] at each redraw: the graph filling live
+    this.pending = false;
+    this.plotlyRequested = false;
+    this.plotlyTimer = null;
+    this.wired = false;
+  }
+
+  schedule() {
+    if (this.pending) return;
+    this.pending = true;
+    requestAnimationFrame(() => { this.pending = false; this.draw(); });
+  }
+
+  loadPlotly() {
+    if (this.plotlyRequested) return;
+    this.plotlyRequested = true;
+    const script = document.createElement("script");
+    script.src = JSON.parse(document.getElementById("plotly-src").textContent);
+    script.onload = () => this.schedule();
+    document.head.appendChild(script);
+  }
+
+  draw() {
+    if (!window.Plotly) {
+      if (this.game.results.firstPlyAt !== undefined) setTimeout(() => this.loadPlotly(), 0);
+      else if (!this.plotlyTimer) this.plotlyTimer = setTimeout(() => this.loadPlotly(), PLOTLY_WAIT_MS);
+      return;
+    }
+    const ids = this.game.mainline, x = ids.map((id) => this.game.nodes[id].ply);
+    Plotly.react(this.el, this.traces(ids, x), this.layout(x), { displayModeBar: false, responsive: true });
+    if (!this.wired) this.wireClicks();
+    const results = this.game.results;
+    this.points = ids.filter((id) => results.score(id, "eval") != null).length;
+    this.history.push([this.points, ids.filter((id) => results.score(id, "search") != null).length]);
+  }
+
+  traces(ids, x) {
+    const game = this.game, results = game.results, traces = [];
+    const text = ids.map((id) => { const n = game.nodes[id]; return n.parent === null ? "start" : moveLabel(n, true) + n.san; });
+    if (game.page.network.has_wdl) {
+      const wdl = ids.map((id) => results.wdl(id));
+      const band = (i, name, colour) => ({ x, y: wdl.map((v) => (v ? v[i] : null)), name, stackgroup: "wdl", mode: "none",
+        fillcolor: colour, hoverinfo: "skip", line: { width: 0 } });
+      traces.push(band(0, "White wins", "rgba(240,240,235,0.95)"), band(1, "draw", "rgba(160,160,170,0.55)"), band(2, "Black wins", "rgba(60,60,70,0.55)"));
+    }
+    const line = (source, name, colour, dash) => ({ x, y: ids.map((id) => results.score(id, source)), name, mode: "lines",
+      line: { color: colour, width: 2, dash }, text, customdata: ids, hovertemplate: "%{text}: %{y:.1%}<extra>" + name + "</extra>", connectgaps: false });
+    traces.push(line("eval", "network", "#1f77b4", "solid"));
+    if (game.page.search.name !== "policy") traces.push(line("search", game.page.search.name, "#d62728", "dot"));
+    traces.push(this.markTrace(ids));
+    return traces;
+  }
+
+  // The judged moves ("?!", "?", "??") at White's score after them.
+  markTrace(ids) {
+    const game = this.game, judged = ids.map((id) => [id, game.results.judgement(id)]).filter(([, j]) => j);
+    return { x: judged.map(([id]) => game.nodes[id].ply), y: judged.map(([id]) => game.results.score(id)),
+      customdata: judged.map(([id]) => id), text: judged.map(([id, j]) => `${moveLabel(game.nodes[id], true)}${game.nodes[id].san}${j.glyph}`),
+      mode: "markers", name: "mistakes", marker: { size: 9, color: judged.map(([, j]) => MARK_COLOURS[j.glyph]), line: { color: "#222", width: 1 } },
+      hovertemplate: "%{text}<extra></extra>" };
+  }
+
+  layout(x) {
+    const cur = this.game.nodes[this.game.current];
+    return {
+      margin: { l: 40, r: 10, t: 6, b: 24 }, height: 190, showlegend: true, legend: { orientation: "h", y: -0.25 },
+      yaxis: { range: [0, 1], tickformat: ".0%", fixedrange: true, title: { text: "White" } },
+      xaxis: { range: [x[0] - 0.5, x[x.length - 1] + 0.5], fixedrange: true, title: { text: "" } },
+      shapes: [{ type: "line", x0: cur.ply, x1: cur.ply, y0: 0, y1: 1, line: { color: "#444", width: 1, dash: "dot" } },
+               { type: "line", x0: x[0], x1: x[x.length - 1], y0: 0.5, y1: 0.5, line: { color: "#999", width: 1 } }],
+      paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "#fafafa", hovermode: "x",
+    };
+  }
+
+  wireClicks() {
+    this.wired = true;
+    this.el.on("plotly_click", (ev) => {
+      const pt = ev.points[0], mainline = this.game.mainline;
+      const id = pt.customdata !== undefined ? pt.customdata : mainline[mainline.map((n) => this.game.nodes[n].ply).indexOf(pt.x)];
+      if (id !== undefined) this.game.go(id);
+    });
+  }
+}

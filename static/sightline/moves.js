@@ -1,0 +1,95 @@
+// The move list: the game's main line with its variations in parentheses, PGN comments and NAGs,
+// each move marked with its judgement ("?!", "?", "??") once the worker has made it.
+import { commentText, moveLabel, nagText } from "./format.js";
+
+const BOUND_WORDS = { upper: " at most", lower: " at least" };
+
+function commentSpan(text, extra = "") {
+  const span = document.createElement("span");
+  span.className = `comment ${extra}`.trim();
+  span.textContent = text;
+  return span;
+}
+
+// The tooltip of a judged move. Both scores are White's, valued in the position before the move.
+export function judgementTitle(j, node, searchName) {
+  if (!j) return "not judged yet";
+  const by = j.source === "search" ? `${searchName}'s root statistics` : "the network (both successors in one batch)";
+  const played = `${node.san} ${(100 * j.played_score).toFixed(1)}%${BOUND_WORDS[j.bound] || ""}`;
+  return (j.glyph ? `${j.glyph} ${j.name}: ` : "") + (j.played === j.best ? `${node.san} is the best move`
+    : `${played} vs ${j.best_san} ${(100 * j.best_score).toFixed(1)}% (best), expected scores for White`) +
+    `; valued by ${by} before the move`;
+}
+
+export class MoveList {
+  constructor(game) {
+    this.game = game;
+    this.box = document.getElementById("moves");
+    this.box.addEventListener("click", (ev) => {
+      const m = ev.target.closest(".move");
+      if (m) game.go(Number(m.dataset.node));
+    });
+  }
+
+  render() {
+    const box = this.box, root = this.game.nodes[0];
+    box.replaceChildren();
+    if (commentText(root.comment)) box.appendChild(commentSpan(commentText(root.comment), "game-comment"));
+    if (!root.children.length) { box.insertAdjacentHTML("beforeend", '<p class="muted">A single position (no moves).</p>'); return; }
+    box.appendChild(this.line(root.children[0], true, true));
+    this.markAll();
+  }
+
+  // A line follows first children from `id`; alternatives to each move follow that move in parentheses.
+  line(id, main, forceNumber) {
+    const nodes = this.game.nodes, line = document.createElement("div");
+    line.className = main ? "line main" : "line variation";
+    let force = forceNumber;
+    for (let cur = id; cur !== undefined; cur = nodes[cur].children[0]) {
+      const node = nodes[cur];
+      if (commentText(node.starting_comment)) line.appendChild(commentSpan(commentText(node.starting_comment)));
+      line.appendChild(this.moveSpan(node, force));
+      force = false;
+      if (commentText(node.comment)) { line.appendChild(commentSpan(commentText(node.comment))); force = true; }
+      const siblings = node.parent === null ? [] : nodes[node.parent].children;
+      if (siblings[0] === cur && siblings.length > 1) {
+        for (const alt of siblings.slice(1)) line.appendChild(this.line(alt, false, true));
+        force = true;
+      }
+    }
+    return line;
+  }
+
+  moveSpan(node, forceNumber) {
+    const span = document.createElement("span");
+    span.className = "move";
+    span.dataset.node = node.id;
+    span.innerHTML = `<span class="num">${moveLabel(node, forceNumber)}</span><span class="san">${node.san}</span><span class="nag"></span><span class="glyph"></span>`;
+    span.querySelector(".nag").textContent = nagText(node.nags);
+    return span;
+  }
+
+  markAll() { for (const n of this.game.nodes) if (n.parent !== null) this.mark(n.id); }
+
+  mark(id) {
+    const el = this.box.querySelector(`.move[data-node="${id}"]`);
+    if (!el) return;
+    const results = this.game.results, j = results.judgement(id);
+    el.classList.remove("blunder", "mistake", "inaccuracy");
+    el.querySelector(".glyph").textContent = j ? j.glyph : "";
+    el.title = judgementTitle(results.get(id)?.judgement, this.game.nodes[id], this.game.page.search.name);
+    if (j) el.classList.add(j.name);
+    el.classList.toggle("pending", !results.has(id));
+  }
+
+  // Scroll the move list only, never the page (scrollIntoView would move the window too).
+  markCurrent(id) {
+    this.box.querySelectorAll(".move.current").forEach((m) => m.classList.remove("current"));
+    const el = this.box.querySelector(`.move[data-node="${id}"]`);
+    if (!el) return;
+    el.classList.add("current");
+    const r = el.getBoundingClientRect(), b = this.box.getBoundingClientRect();
+    if (r.top < b.top) this.box.scrollTop -= b.top - r.top;
+    else if (r.bottom > b.bottom) this.box.scrollTop += r.bottom - b.bottom;
+  }
+}

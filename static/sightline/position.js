@@ -1,0 +1,145 @@
+// The position panel beside the board: the shown position's heading and judgement, eval bar and
+// WDL, the network's policy (bars and arrows), the search's best line and root moves, and the
+// running search's progress. Every value arrives as White's (webapp/analyses/messages.py).
+import { squareIndex } from "./board.js";
+import { fmtNum, fmtPawns, fmtPct, moveLabel, nagText, scoreToCentipawns, whiteToMove } from "./format.js";
+import { judgementTitle } from "./moves.js";
+
+const MAX_ARROWS = 5, ARROW_MIN = 0.04; // as webapp/analyses/boardsvg.py
+const POLICY_ROWS = 8, ROOT_ROWS = 8;
+const $ = (id) => document.getElementById(id);
+const pct1 = (v) => (100 * v).toFixed(1) + "%";
+
+// Root-move table columns: only those some move has a value in; values are White's expected score.
+const ROOT_COLUMNS = [
+  ["visits", "visits", "search visits", (x) => String(x.visits)],
+  ["q", "Q (White)", "mean value of the move's subtree: White's expected score", (x) => pct1(x.q)],
+  ["score", "score (White)", "the move's value: White's expected score", (x) => pct1(x.score)],
+  ["prior", "prior", "the network's policy for the move", (x) => fmtPct(x.prior)],
+];
+
+export class PositionPanel {
+  constructor(game) { this.game = game; }
+
+  render(id) {
+    const node = this.game.nodes[id], r = this.game.results.get(id) || {};
+    this.showPosition(node);
+    this.renderHeading(id, node);
+    this.renderEvalBar(id);
+    this.renderWdl(id, node, r);
+    const policy = r.eval?.policy || [];
+    this.renderPolicy(node, r, policy);
+    this.renderArrows(policy, r.search);
+    this.renderSearch(r.search);
+    this.renderProgress(id);
+    this.game.deeper.render();
+  }
+
+  // The panel is drawn again: a hovered line's elements are replaced, so its preview ends.
+  showPosition(node) {
+    const board = this.game.board, marks = {};
+    $("board").classList.remove("previewing");
+    board.setPosition(node.fen);
+    if (node.uci) { marks[squareIndex(node.uci.slice(0, 2))] = "lastmove"; marks[squareIndex(node.uci.slice(2, 4))] = "lastmove"; }
+    board.setMarks(marks);
+  }
+
+  // "12. Nf3?" and its judgement: the drop is the mover's loss, a size; the mover is named.
+  renderHeading(id, node) {
+    const game = this.game, j = game.results.judgement(id);
+    $("ply-title").textContent = node.parent === null ? game.page.root_label : `${moveLabel(node, true)}${node.san}${nagText(node.nags)}`;
+    const el = $("ply-judgement");
+    const mover = whiteToMove(node) ? "Black" : "White", atLeast = j && j.bound !== "exact" ? "at least " : "";
+    el.textContent = j ? `${j.glyph} ${j.name} (−${atLeast}${pct1(j.drop)} for ${mover})` : "";
+    el.title = node.parent === null ? "" : judgementTitle(game.results.get(id)?.judgement, node, game.page.search.name);
+    el.className = j ? `judgement ${j.name}` : "judgement";
+  }
+
+  renderEvalBar(id) {
+    const ws = this.game.results.score(id), text = this.game.results.evalText(id);
+    $("evalbar-black").style.height = ws == null ? "50%" : `${(100 * (1 - ws)).toFixed(1)}%`;
+    $("evalbar-label").textContent = text ?? "…";
+    $("evalbar").title = ws == null ? "waiting for the network" : `${text}: expected score ${pct1(ws)} for White`;
+    $("evalbar-label").classList.toggle("black-ahead", ws != null && ws < 0.5);
+    $("eval-big").textContent = this.game.nodes[id].outcome ? "" : text ?? "";
+  }
+
+  // The WDL bar and its words; a finished game says its result (and what the network thought).
+  renderWdl(id, node, r) {
+    const ws = this.game.results.score(id), wdl = this.game.results.wdl(id), over = node.outcome, net = r.eval?.score;
+    const parts = wdl || (ws == null ? [0, 1, 0] : [ws, 0, 1 - ws]);
+    ["w", "d", "l"].forEach((cls, i) => { $("wdl").querySelector(`.${cls}`).style.width = `${100 * parts[i]}%`; });
+    $("wdl-text").textContent = over
+      ? `${over.termination[0].toUpperCase()}${over.termination.slice(1)}: ${over.result === "1-0" ? "White wins" : over.result === "0-1" ? "Black wins" : "draw"}` +
+        (net == null ? "" : ` (the network, which never sees finished games, says ${pct1(net)} for White)`)
+      : ws == null ? "waiting for the network…"
+      : wdl ? `White wins ${fmtPct(wdl[0])} · draw ${fmtPct(wdl[1])} · Black wins ${fmtPct(wdl[2])} · expected score ${pct1(ws)} for White`
+      : `expected score ${pct1(ws)} for White (no WDL head)`;
+  }
+
+  // The likeliest moves as bars (a click plays one); with an action-value head, each move's
+  // expected score for White beside its bar.
+  renderPolicy(node, r, policy) {
+    const played = this.game.nodes[node.children[0]], bars = $("policy-bars"), top = policy.slice(0, POLICY_ROWS);
+    const actionValues = r.eval?.action_values;
+    bars.replaceChildren();
+    bars.classList.toggle("with-action-values", !!actionValues);
+    for (const [uci, p, san] of top) {
+      const row = document.createElement("div");
+      row.className = "bar-row" + (played && played.uci === uci ? " played" : "") + (r.search?.bestmove === uci ? " best" : "");
+      row.dataset.line = uci;
+      row.title = `${san}: click to play it here`;
+      const win = actionValues && actionValues[uci] != null
+        ? `<span class="bar-win" title="the network's expected score after ${san}, for White">${pct1(actionValues[uci])} W</span>` : "";
+      row.innerHTML = `<span class="bar-label">${san}</span><span class="bar"><span style="width:${(100 * p / Math.max(top[0][1], 1e-9)).toFixed(1)}%"></span></span><span class="bar-value">${fmtPct(p)}</span>${win}`;
+      bars.appendChild(row);
+    }
+    if (!policy.length) bars.innerHTML = `<p class="muted">${r.eval ? "no legal moves" : "waiting…"}</p>`;
+    $("played-info").textContent = this.playedText(played, policy);
+  }
+
+  playedText(played, policy) {
+    if (!played || !policy.length) return "";
+    const rank = policy.findIndex(([u]) => u === played.uci);
+    return rank < 0 ? `played ${played.san}: not in policy` : `played ${played.san}: #${rank + 1} of ${policy.length}, ${fmtPct(policy[rank][1])}`;
+  }
+
+  // Green arrows for the likeliest moves, a blue one for the search's best move.
+  renderArrows(policy, search) {
+    const arrows = policy.filter(([, p]) => p >= ARROW_MIN).slice(0, MAX_ARROWS).map(([uci, p]) => ({
+      from: squareIndex(uci.slice(0, 2)), to: squareIndex(uci.slice(2, 4)), width: p, colour: "#15781b", opacity: 0.35 + 0.5 * p,
+    }));
+    if (search?.bestmove) {
+      const b = search.bestmove;
+      arrows.push({ from: squareIndex(b.slice(0, 2)), to: squareIndex(b.slice(2, 4)), width: 0.25, colour: "#1d4ed8", opacity: 0.8 });
+    }
+    this.game.board.setArrows(arrows);
+  }
+
+  renderSearch(s) {
+    if (!s) {
+      $("search-info").innerHTML = `<span class="muted">${this.game.status.status === "done" ? "no search result" : "search pending…"}</span>`;
+      $("root-table").innerHTML = "";
+      return;
+    }
+    const slope = this.game.page.win_percent_slope;
+    const score = s.score == null ? "" : ` · ${s.mate ? `#${s.mate}` : fmtPawns(scoreToCentipawns(s.score, slope))} (${pct1(s.score)} for White)`;
+    $("search-info").innerHTML = `<div><b>best</b> ${s.best_san || "–"}${score}</div>` +
+      `<div class="pv"><b>PV</b> ${(s.pv_san || []).map((san, i) =>
+        `<span class="pv-move" data-line="${s.pv.slice(0, i + 1).join(" ")}" title="click to add the line up to ${san}">${san}</span>`).join(" ") || "–"}</div>` +
+      `<div class="muted">${fmtNum(s.nodes)} nodes · ${fmtNum(s.nps)} nodes/s · ${s.elapsed_s}s${s.depth ? ` · depth ${s.depth}` : ""}</div>`;
+    this.renderRootTable(s.root || []);
+  }
+
+  renderRootTable(root) {
+    const rows = root.slice(0, ROOT_ROWS), columns = ROOT_COLUMNS.filter(([key]) => rows.some((x) => x[key] != null));
+    $("root-table").innerHTML = rows.length ? `<tr><th>move</th>${columns.map(([, head, tip]) => `<th title="${tip}">${head}</th>`).join("")}</tr>` +
+      rows.map((x) => `<tr><td class="pv-move" data-line="${x.move}">${x.san}</td>` +
+        columns.map(([key, , , fmt]) => `<td>${x[key] != null ? fmt(x) : ""}</td>`).join("") + "</tr>").join("") : "";
+  }
+
+  renderProgress(id) {
+    const p = this.game.results.progress.get(id);
+    $("search-progress").textContent = p ? `searching: ${fmtNum(p.nodes)} nodes · ${fmtNum(p.nps)} nodes/s · best ${p.pv_san?.[0] || "–"} · ${p.pv_san?.join(" ") || ""}` : "";
+  }
+}

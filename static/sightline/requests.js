@@ -1,0 +1,13 @@
+// The game page's requests to the site besides the websocket.
+
+// A JSON POST with the page's CSRF token (the body's hx-headers carry it for htmx too).
+export function postHeaders() {
+  const csrf = JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRFToken"];
+  return { "Content-Type": "application/json", "X-CSRFToken": csrf };
+}
+
+// The job's stored state (nodes, status and results, White's view), or null when refused.
+export async function fetchState(url) {
+  const res = await fetch(url, { headers: { Accept: "application/json" } });
+  return res.ok ? res.json() : null;
+}

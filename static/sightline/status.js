@@ -1,0 +1,56 @@
+// The job's status in the top bar: the status pill, the progress bar and its counts, the time
+// left, the Cancel button and the error box.
+import { fmtNum } from "./format.js";
+import { fmtDuration } from "./home.js";
+
+const FINISHED = ["done", "failed", "cancelled"];
+const RATE_WINDOW_MS = 60000;
+const $ = (id) => document.getElementById(id);
+
+export class JobStatus {
+  constructor(game) {
+    this.game = game;
+    this.rate = []; // [time, positions searched] as the count grew, over the last RATE_WINDOW_MS
+  }
+
+  render() {
+    const st = this.game.status, pill = $("job-status");
+    pill.textContent = st.status;
+    pill.className = `pill status-${st.status}`;
+    const total = st.total || this.game.nodes.length, [evaluated, searched] = this.counts(st);
+    const frac = total ? (evaluated + searched) / (2 * total) : 0;
+    $("progress-bar").style.width = `${(100 * Math.min(1, frac)).toFixed(1)}%`;
+    let text = `eval ${evaluated}/${total} · search ${searched}/${total}`;
+    const live = [...this.game.results.progress.values()].pop();
+    if (live && st.status === "running") text += ` · ${fmtNum(live.nps)} nodes/s`;
+    $("progress-text").textContent = text;
+    const left = ["queued", "running"].includes(st.status) ? this.secondsLeft(searched, total) : null;
+    $("eta").textContent = left == null ? "" : left < 1 ? "almost done" : `about ${fmtDuration(left)} left`;
+    $("cancel-btn").hidden = FINISHED.includes(st.status) || !this.game.page.can_cancel;
+    const err = $("error-box");
+    err.hidden = !st.error;
+    err.textContent = st.error ? `Analysis failed: ${st.error}` : "";
+  }
+
+  // Counts from the results merged so far (pushed plies arrive between status messages).
+  counts(st) {
+    let evaluated = 0, searched = 0;
+    for (const r of this.game.results.values()) { if (r.eval) evaluated += 1; if (r.search) searched += 1; }
+    return [Math.max(evaluated, st.evaluated || 0), Math.max(searched, st.searched || 0)];
+  }
+
+  // Seconds until every position is searched: the rate of the last minute's finished searches,
+  // else the site's measured cost per position (page.estimate); null when neither is known.
+  secondsLeft(searched, total, now = Date.now()) {
+    const last = this.rate[this.rate.length - 1];
+    if (!last || last[1] !== searched) this.rate.push([now, searched]);
+    while (this.rate.length > 2 && now - this.rate[0][0] > RATE_WINDOW_MS) this.rate.shift();
+    const remaining = total - searched, [t0, s0] = this.rate[0];
+    if (remaining <= 0) return 0;
+    if (searched > s0 && now > t0) return (remaining * (now - t0)) / 1000 / (searched - s0);
+    const per = this.game.page.estimate?.seconds_per_position;
+    return per == null ? null : remaining * per;
+  }
+}
+
+export const isFinished = (status) => FINISHED.includes(status);

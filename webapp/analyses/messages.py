@@ -1,0 +1,324 @@
+"""What a job's page receives: one frozen dataclass per websocket message kind, and the page's
+JSON of a job's stored state (``job_snapshot``: the page's data, its state endpoint and the
+socket's first message).
+
+Point of view: every value here is WHITE's. An expected score is White's expected score, a WDL
+is [White wins, draw, White loses], a mate distance is positive when White mates, a bound
+("upper"/"lower") bounds White's score, action values are White's expected score after each
+move. Results are stored for the side to move, as evaluators and searches give them; they are
+turned to White's view here, once, with ``analysis.pov``, and the page never turns a value
+round. Not points of view: probabilities of moves (policy, prior), visits, and a judgement's
+``drop``, the size of the mover's loss (the page names the mover beside it). Values the page
+does not read and whose point of view is each network's own (an evaluation's ``extras``, the
+search's ``root_values`` that judgements are made from) stay in the database and the API.
+
+Each message is built where the runner, the deep-search runner, the views and the consumer
+send it (``Message.send`` hands ``kind`` and the JSON payload to a publisher); the page's one
+dispatcher (static/sightline/socket.js) has a handler per kind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Callable, ClassVar
+
+import chess
+
+from analysis.pov import bound_for_white, mate_for_white, score_for_white, wdl_for_white, white_to_move
+from webapp.analyses.models import AnalysisJob
+from webapp.analyses.results import job_results, san_line
+
+Publisher = Callable[[str, dict], None]
+DEEP_SCORE_DIGITS, DEEP_WDL_DIGITS = 5, 4
+
+
+# -- stored (side to move) JSON as White's ------------------------------------------------
+def eval_for_white(data: dict, white: bool) -> dict:
+    """A stored evaluation (``results.evaluation_json``) as White's; ``white``: White to move."""
+    out = {k: v for k, v in data.items() if k != "extras"}
+    out["score"] = score_for_white(data["score"], white)
+    out["wdl"] = wdl_for_white(data.get("wdl"), white)
+    if data.get("action_values") is not None:
+        out["action_values"] = {uci: score_for_white(v, white) for uci, v in data["action_values"].items()}
+    return out
+
+
+def root_move_for_white(data: dict, white: bool) -> dict:
+    out = dict(data)
+    for key in ("q", "score"):
+        if key in data:
+            out[key] = score_for_white(data[key], white)
+    if data.get("wdl") is not None:
+        out["wdl"] = wdl_for_white(data["wdl"], white)
+    return out
+
+
+def search_for_white(data: dict, white: bool) -> dict:
+    """A stored search (``results.search_json``) as White's."""
+    out = {k: v for k, v in data.items() if k != "root_values"}
+    out.update(score=score_for_white(data.get("score"), white), wdl=wdl_for_white(data.get("wdl"), white),
+               mate=mate_for_white(data.get("mate"), white),
+               root=[root_move_for_white(r, white) for r in data.get("root") or []])
+    return out
+
+
+def judgement_for_white(data: dict, mover_white: bool) -> dict:
+    """A stored judgement (``judgements.judgement_json``, the mover's scores) as White's."""
+    out = dict(data)
+    for key in ("best_score", "played_score"):
+        out[key] = score_for_white(data[key], mover_white)
+    out["bound"] = bound_for_white(data["bound"], mover_white)
+    return out
+
+
+def results_for_white(node: dict, parts: dict) -> dict:
+    """One node's stored {eval, search, judgement} as White's. The judgement is of the move that
+    led to the node: its mover is the side NOT to move at the node."""
+    white = white_to_move(node["fen"])
+    out = {}
+    if parts.get("eval") is not None:
+        out["eval"] = eval_for_white(parts["eval"], white)
+    if parts.get("search") is not None:
+        out["search"] = search_for_white(parts["search"], white)
+    if parts.get("judgement") is not None:
+        out["judgement"] = judgement_for_white(parts["judgement"], not white)
+    return out
+
+
+def deep_lines_for_white(lines: dict, white: bool) -> dict:
+    """A deeper search's lines (``deep_runner.lines_json``) as White's, rounded as sent."""
+    def score(v):
+        return None if v is None else round(score_for_white(v, white), DEEP_SCORE_DIGITS)
+
+    def wdl(v):
+        return None if v is None else [round(x, DEEP_WDL_DIGITS) for x in wdl_for_white(v, white)]
+
+    moves = [{**line, "q": score(line["q"]), "score": score(line["score"]), "wdl": wdl(line["wdl"])}
+             for line in lines["lines"]]
+    return {**lines, "score": score(lines["score"]), "lines": moves}
+
+
+# -- the messages ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Message:
+    """A field whose default is None is left out of the JSON while it is None."""
+
+    kind: ClassVar[str]
+
+    def to_json(self) -> dict[str, Any]:
+        """The payload (``publish.encode`` adds ``kind`` and ``sent_at_ms``)."""
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)
+                if not (f.default is None and getattr(self, f.name) is None)}
+
+    def wire(self) -> dict[str, Any]:
+        return {"kind": self.kind, **self.to_json()}
+
+    def send(self, publish: Publisher) -> None:
+        publish(self.kind, self.to_json())
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Message":
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def _plain(value):
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return asdict(value) if hasattr(value, "__dataclass_fields__") else value
+
+
+@dataclass(frozen=True)
+class Status(Message):
+    """The job's state and counts: sent when it starts, changes and ends."""
+
+    kind: ClassVar[str] = "status"
+    status: str
+    evaluated: int
+    searched: int
+    total: int
+    error: str | None
+    search: str
+    budget: int
+
+    @classmethod
+    def of(cls, job: AnalysisJob) -> "Status":
+        return cls(status=job.status, evaluated=job.evaluated, searched=job.searched,
+                   total=job.total_positions or len(job.nodes), error=job.error, search=job.search,
+                   budget=job.budget)
+
+
+@dataclass(frozen=True)
+class Snapshot(Message):
+    """Everything stored for the job: the socket's first message (late joiners miss nothing)."""
+
+    kind: ClassVar[str] = "snapshot"
+    job: Status
+    results: dict[str, dict]  # node id -> {"eval", "search", "judgement"}, White's
+
+    @classmethod
+    def of(cls, job: AnalysisJob) -> "Snapshot":
+        results = {str(k): results_for_white(job.nodes[k], v) for k, v in job_results(job).items()}
+        return cls(job=Status.of(job), results=results)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Snapshot":
+        return cls(job=Status.from_json(data["job"]), results=data["results"])
+
+
+def job_snapshot(job: AnalysisJob) -> dict:
+    """The page's JSON of the job's stored state: ``{"job": ..., "results": ...}``."""
+    return Snapshot.of(job).to_json()
+
+
+@dataclass(frozen=True)
+class Ply(Message):
+    """A node's search (or evaluation), saved just before."""
+
+    kind: ClassVar[str] = "ply"
+    node: int
+    eval: dict | None = None
+    search: dict | None = None
+
+    @classmethod
+    def of(cls, node: dict, eval: dict | None = None, search: dict | None = None) -> "Ply":
+        white = white_to_move(node["fen"])
+        return cls(node=node["id"], eval=None if eval is None else eval_for_white(eval, white),
+                   search=None if search is None else search_for_white(search, white))
+
+
+@dataclass(frozen=True)
+class NodeEval:
+    node: int
+    eval: dict
+
+
+@dataclass(frozen=True)
+class Plies(Message):
+    """A batch's evaluations, together."""
+
+    kind: ClassVar[str] = "plies"
+    items: list[NodeEval]
+
+    @classmethod
+    def of(cls, evals: list[tuple[dict, dict]]) -> "Plies":
+        """``evals``: (node, its stored evaluation) pairs."""
+        return cls(items=[NodeEval(node["id"], eval_for_white(data, white_to_move(node["fen"])))
+                          for node, data in evals])
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Plies":
+        return cls(items=[NodeEval(**item) for item in data["items"]])
+
+
+@dataclass(frozen=True)
+class NodeJudgement:
+    node: int
+    judgement: dict
+
+
+@dataclass(frozen=True)
+class Judgements(Message):
+    """Judgements of moves, each after its parent's search: ``node`` is where the move leads."""
+
+    kind: ClassVar[str] = "judgements"
+    items: list[NodeJudgement]
+
+    @classmethod
+    def of(cls, judged: list[tuple[dict, dict]]) -> "Judgements":
+        """``judged``: (node the move leads to, its stored judgement) pairs."""
+        return cls(items=[NodeJudgement(node["id"], judgement_for_white(data, not white_to_move(node["fen"])))
+                          for node, data in judged])
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Judgements":
+        return cls(items=[NodeJudgement(**item) for item in data["items"]])
+
+
+@dataclass(frozen=True)
+class Progress(Message):
+    """A running search's totals and line, a few times a second."""
+
+    kind: ClassVar[str] = "progress"
+    node: int
+    nodes: int
+    nps: int
+    elapsed_s: float
+    best: str | None
+    pv_san: list[str]
+    score: float
+    depth: int
+
+    @classmethod
+    def of(cls, node_id: int, snapshot, board: chess.Board) -> "Progress":
+        """``snapshot``: the search's ``SearchResult`` so far, at ``board``."""
+        return cls(node=node_id, nodes=snapshot.nodes, nps=snapshot.nps, elapsed_s=round(snapshot.elapsed_s, 3),
+                   best=snapshot.best_move.uci() if snapshot.best_move else None,
+                   pv_san=san_line(board, snapshot.pv[:8]),
+                   score=score_for_white(round(float(snapshot.score), 5), board.turn == chess.WHITE),
+                   depth=snapshot.depth)
+
+
+@dataclass(frozen=True)
+class Nodes(Message):
+    """Nodes a line played on the board added (``variations``): other viewers add them too."""
+
+    kind: ClassVar[str] = "nodes"
+    items: list[dict]
+
+
+@dataclass(frozen=True)
+class Deep(Message):
+    """A deeper search's state and lines ("analyse this position deeper")."""
+
+    kind: ClassVar[str] = "deep"
+    deep: int
+    node: int
+    budget: int
+    status: str  # running, done or failed
+    nodes: int | None = None
+    nps: int | None = None
+    elapsed_s: float | None = None
+    depth: int | None = None
+    best: str | None = None
+    score: float | None = None
+    lines: list[dict] | None = None
+    stopped: bool | None = None
+    final: bool | None = None
+    error: str | None = None
+
+    @classmethod
+    def of(cls, header: dict, lines: dict | None, white: bool, **state) -> "Deep":
+        """``header``: deep, node, budget; ``lines``: ``deep_runner.lines_json`` (the mover's)."""
+        return cls(**header, **state, **(deep_lines_for_white(lines, white) if lines else {}))
+
+
+@dataclass(frozen=True)
+class Live(Message):
+    """Live updates stopped (the message queue is down); the socket closes with 1013 next."""
+
+    kind: ClassVar[str] = "live"
+    state: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Pong(Message):
+    """The answer to a client's ping (the page sends none: other clients measure round trips)."""
+
+    kind: ClassVar[str] = "pong"
+    t: Any
+
+
+@dataclass(frozen=True)
+class Error(Message):
+    """A client's message was refused (the socket closes after it when it was junk)."""
+
+    kind: ClassVar[str] = "error"
+    error: str
+
+
+MESSAGES: dict[str, type[Message]] = {cls.kind: cls for cls in (
+    Status, Snapshot, Ply, Plies, Judgements, Progress, Nodes, Deep, Live, Pong, Error)}
+# Sent only in answer to a client's own message; the page sends none.
+REPLIES = frozenset({Pong.kind})
