@@ -12,6 +12,7 @@ from tests.web.conftest import SHORT_GAME
 from webapp.analyses import deep_runner, deeper
 from webapp.analyses.gameinput import parse_pgn
 from webapp.analyses.jobs import create_job
+from webapp.analyses.messages import deep_lines_for_white
 from webapp.analyses.models import DeepSearch
 from webapp.networks.model_cache import ModelCache
 from workers.dispatch import send_task as real_send_task
@@ -87,7 +88,9 @@ def test_a_worker_runs_it_and_publishes_lines(client, tiny_network, monkeypatch)
             assert sum(line["wdl"]) == pytest.approx(1, abs=1e-3)
             # White's view on Black's move: Q is White's expected score, as is W + D/2 of the WDL
             assert line["q"] == pytest.approx(line["wdl"][0] + line["wdl"][1] / 2, abs=2e-3)
-    assert DeepSearch.objects.get(pk=deep.pk).result == {k: v for k, v in final.items()
+    # Stored for the side to move (Black here), as every result; sent as White's.
+    stored = DeepSearch.objects.get(pk=deep.pk).result
+    assert deep_lines_for_white(stored, white=False) == {k: v for k, v in final.items()
                                                          if k not in ("deep", "node", "budget", "status", "stopped", "final")}
 
 

@@ -24,9 +24,9 @@ from webapp.analyses.judgements import legend as judgement_legend
 from webapp.analyses.judgements import short_legend
 from webapp.analyses.keys import node_boards
 from webapp.analyses import deeper
+from webapp.analyses.messages import Nodes, job_snapshot
 from webapp.analyses.models import AttentionMap, DeepSearch
 from webapp.analyses.ownership import owns, remember_owner, visible_jobs
-from webapp.analyses.results import job_snapshot
 from webapp.analyses.searches import SEARCHES
 from webapp.analyses.variations import LineRefused, add_line
 from webapp.networks.atlas import ready_atlas
@@ -191,7 +191,7 @@ def job_moves(request: HttpRequest, job_id: str) -> JsonResponse:
     if added.created:
         from webapp.analyses.publish import GroupPublisher
 
-        GroupPublisher(job.id)("nodes", {"items": added.created})  # other viewers of the job add them too
+        Nodes(added.created).send(GroupPublisher(job.id))  # other viewers of the job add them too
     return JsonResponse({"node": added.node, "nodes": added.created, "requeued": added.requeued},
                         status=201 if added.created else 200)
 
