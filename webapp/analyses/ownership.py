@@ -9,9 +9,12 @@ everyone's: a pasted game may be private.
 
 from __future__ import annotations
 
-from django.db.models import Q, QuerySet
-from django.http import HttpRequest
+from functools import wraps
 
+from django.db.models import Q, QuerySet
+from django.http import HttpRequest, JsonResponse
+
+from webapp.analyses.jobs import get_job_or_404
 from webapp.analyses.models import AnalysisJob
 
 OWNED_JOBS_KEY = "owned_jobs"
@@ -36,6 +39,21 @@ def owns(request: HttpRequest, job: AnalysisJob) -> bool:
     user = _user(request)
     return (str(job.id) in request.session.get(OWNED_JOBS_KEY, [])
             or (user is not None and (user.is_staff or job.owner_id == user.pk)))
+
+
+def owner_only(doing: str):
+    """A job view for its owners only: it is called with the job (404 for an unknown id), and
+    anyone else gets a 403 saying who may ``doing`` ("cancel it")."""
+    def decorate(view):
+        @wraps(view)
+        def checked(request: HttpRequest, job_id: str, *args, **kwargs):
+            job = get_job_or_404(job_id)
+            if not owns(request, job):
+                return JsonResponse({"error": f"Only the browser session or account that started this analysis "
+                                              f"(or an admin) can {doing}."}, status=403)
+            return view(request, job, *args, **kwargs)
+        return checked
+    return decorate
 
 
 def visible_jobs(request: HttpRequest) -> QuerySet[AnalysisJob]:

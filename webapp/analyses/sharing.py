@@ -14,7 +14,7 @@ from webapp.analyses.export import export_pgn
 from webapp.analyses.jobs import get_job_or_404
 from webapp.analyses.keys import node_boards
 from webapp.analyses.models import AnalysisJob, AttentionMap
-from webapp.analyses.ownership import owns
+from webapp.analyses.ownership import owner_only
 from webapp.analyses.results import job_results
 
 
@@ -87,12 +87,9 @@ def _attention_view(request: HttpRequest, job: AnalysisJob, node_id: int):
 
 
 @require_POST
-def share(request: HttpRequest, job_id: str) -> HttpResponse:
+@owner_only("share it")
+def share(request: HttpRequest, job: AnalysisJob) -> HttpResponse:
     """List the job under everyone's Recent analyses (``shared=1``), or stop (``shared=0``): owners only."""
-    job = get_job_or_404(job_id)
-    if not owns(request, job):
-        return JsonResponse({"error": "Only the browser session or account that started this analysis (or an "
-                                      "admin) can share it."}, status=403)
     value = request.POST.get("shared")
     if value not in ("0", "1"):
         return JsonResponse({"error": "shared must be 0 or 1."}, status=400)

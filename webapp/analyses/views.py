@@ -25,8 +25,8 @@ from webapp.analyses.judgements import short_legend
 from webapp.analyses.keys import node_boards
 from webapp.analyses import deeper
 from webapp.analyses.messages import Nodes, job_snapshot
-from webapp.analyses.models import AttentionMap, DeepSearch
-from webapp.analyses.ownership import owns, remember_owner, visible_jobs
+from webapp.analyses.models import AnalysisJob, AttentionMap, DeepSearch
+from webapp.analyses.ownership import owner_only, owns, remember_owner, visible_jobs
 from webapp.analyses.searches import SEARCHES
 from webapp.analyses.variations import LineRefused, add_line
 from webapp.networks.atlas import ready_atlas
@@ -157,11 +157,8 @@ def job_state(request: HttpRequest, job_id: str) -> JsonResponse:
 
 
 @require_POST
-def job_cancel(request: HttpRequest, job_id: str) -> HttpResponse:
-    job = get_job_or_404(job_id)
-    if not owns(request, job):
-        return JsonResponse({"error": "Only the browser session that started this analysis (or an admin) "
-                                      "can cancel it."}, status=403)
+@owner_only("cancel it")
+def job_cancel(request: HttpRequest, job: AnalysisJob) -> HttpResponse:
     if not cancel_job(job):
         return JsonResponse({"error": f"The analysis is already {job.status}."}, status=409)
     from webapp.analyses.publish import publish_status
@@ -174,15 +171,12 @@ def job_cancel(request: HttpRequest, job_id: str) -> HttpResponse:
 
 
 @require_POST
-def job_moves(request: HttpRequest, job_id: str) -> JsonResponse:
+@owner_only("add moves to it")
+def job_moves(request: HttpRequest, job: AnalysisJob) -> JsonResponse:
     """Add a line played on the board: JSON ``{"parent": node id, "moves": ["e2e4", ...]}``.
 
     Answers ``{"node": the line's last node, "nodes": the new nodes}``; the job analyses them
     (``webapp.analyses.variations``). Owners only, as for cancelling."""
-    job = get_job_or_404(job_id)
-    if not owns(request, job):
-        return JsonResponse({"error": "Only the browser session that started this analysis (or an admin) "
-                                      "can add moves to it."}, status=403)
     try:
         body = _json_body(request, '{"parent": 0, "moves": ["e2e4"]}')
         added = add_line(job, body.get("parent"), body.get("moves"))
@@ -207,12 +201,9 @@ def _json_body(request: HttpRequest, example: str) -> dict:
 
 
 @require_POST
-def job_deeper(request: HttpRequest, job_id: str) -> JsonResponse:
+@owner_only("run a deeper search on it")
+def job_deeper(request: HttpRequest, job: AnalysisJob) -> JsonResponse:
     """Start "analyse this position deeper": JSON ``{"node": id, "budget": n or "until-stopped"}``."""
-    job = get_job_or_404(job_id)
-    if not owns(request, job):
-        return JsonResponse({"error": "Only the browser session that started this analysis (or an admin) "
-                                      "can run a deeper search on it."}, status=403)
     try:
         body = _json_body(request, '{"node": 0, "budget": 2000}')
         deep = deeper.start(job, body.get("node"), body.get("budget"))
@@ -225,11 +216,8 @@ def job_deeper(request: HttpRequest, job_id: str) -> JsonResponse:
 
 
 @require_POST
-def job_deeper_stop(request: HttpRequest, job_id: str, deep_id: int) -> JsonResponse:
-    job = get_job_or_404(job_id)
-    if not owns(request, job):
-        return JsonResponse({"error": "Only the browser session that started this analysis (or an admin) "
-                                      "can stop its deeper search."}, status=403)
+@owner_only("stop its deeper search")
+def job_deeper_stop(request: HttpRequest, job: AnalysisJob, deep_id: int) -> JsonResponse:
     deep = DeepSearch.objects.filter(pk=deep_id, job=job).first()
     if deep is None:
         return JsonResponse({"error": f"This analysis has no deeper search {deep_id}."}, status=404)
