@@ -17,6 +17,8 @@ from typing import Iterable, Iterator
 import chess
 import chess.pgn
 
+from analysis.material import CAPTURER_VALUES
+
 HISTORY_PLIES = 7  # lc0 input: the current board plus 7 earlier ones
 
 
@@ -150,13 +152,12 @@ def tactical_score(board: chess.Board) -> int:
     Counts being in check, checking moves and captures that win material
     outright (the victim is worth at least the capturer, or is undefended).
     """
-    values = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9, chess.KING: 100}
     score = 2 if board.is_check() else 0
     for move in board.legal_moves:
         if board.is_capture(move):
             victim = board.piece_at(move.to_square)
-            victim_value = values[victim.piece_type] if victim else 1  # en passant
-            attacker_value = values[board.piece_type_at(move.from_square)]
+            victim_value = CAPTURER_VALUES[victim.piece_type] if victim else 1  # en passant
+            attacker_value = CAPTURER_VALUES[board.piece_type_at(move.from_square)]
             if victim_value >= attacker_value or not board.is_attacked_by(not board.turn, move.to_square):
                 score += 1
         elif board.gives_check(move):

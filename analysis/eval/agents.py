@@ -20,9 +20,7 @@ import chess
 import chess.engine
 
 from analysis.data.engine import find_stockfish
-
-_VALUES = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9, chess.KING: 0}
-
+from analysis.material import material_balance
 
 class Agent(Protocol):
     name: str
@@ -55,10 +53,6 @@ class SearchAgent:
 
     def close(self) -> None:
         pass
-
-
-def material_balance(board: chess.Board, color: chess.Color) -> int:
-    return sum(v * (len(board.pieces(p, color)) - len(board.pieces(p, not color))) for p, v in _VALUES.items())
 
 
 class MaterialGreedyAgent:

@@ -94,12 +94,12 @@ VALUE_PREFETCH_POSITIONS = 16
 
 def successors_to_evaluate(board: chess.Board) -> list[chess.Board]:
     """The successors the value search sends to the network (those the rules do not settle)."""
-    from analysis.search.value import successor_outcome
+    from analysis.search.base import terminal_value
 
     out = []
     for move in board.legal_moves:
         board.push(move)
-        if successor_outcome(board) is None:
+        if terminal_value(board, in_search=False) is None:
             out.append(board.copy())
         board.pop()
     return out
@@ -131,7 +131,7 @@ def evaluate_static(evaluator, algo: str, positions, *, progress: bool = False) 
 
 def evaluate_static_greedy(agent, positions) -> StaticReport:
     """Baseline: action accuracy of an agent's chosen move; tau from 1-ply material after each move."""
-    from analysis.eval.agents import material_balance
+    from analysis.material import material_balance
 
     correct, taus = 0, []
     for board, truth in positions:

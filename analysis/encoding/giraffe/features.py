@@ -30,8 +30,9 @@ from typing import Sequence
 import chess
 import numpy as np
 
-SEE_VALUE = {chess.PAWN: 100, chess.KNIGHT: 325, chess.BISHOP: 325, chess.ROOK: 500, chess.QUEEN: 975,
-             chess.KING: 1500}
+from analysis.material import EXCHANGE_CENTIPAWNS
+
+SEE_VALUE = {**EXCHANGE_CENTIPAWNS, chess.KING: 1500}  # the king is K of the control formula above
 _KING_VALUE = SEE_VALUE[chess.KING]
 _BY_VALUE = (chess.PAWN, chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN, chess.KING)
 _SIDES = (("w", chess.WHITE), ("b", chess.BLACK))

@@ -5,14 +5,12 @@ from __future__ import annotations
 import chess
 
 from analysis.evaluator import centipawns_to_score
-
-PIECE_CP = {chess.PAWN: 100, chess.KNIGHT: 300, chess.BISHOP: 300, chess.ROOK: 500, chess.QUEEN: 900}
+from analysis.material import material_balance
 
 
 def material_cp(board: chess.Board) -> int:
     """Material balance in centipawns for the side to move."""
-    us, them = board.turn, not board.turn
-    return sum(v * (len(board.pieces(p, us)) - len(board.pieces(p, them))) for p, v in PIECE_CP.items())
+    return 100 * material_balance(board)
 
 
 def material_value(board: chess.Board) -> float:
