@@ -188,10 +188,7 @@ class MaterialEvaluator:
                  temperature: float = 1.0) -> list[Evaluation]:
         out = []
         for board in boards:
-            balance = sum(
-                value * (len(board.pieces(piece, board.turn)) - len(board.pieces(piece, not board.turn)))
-                for piece, value in _PIECE_VALUES.items()
-            )
+            balance = material_balance(board)
             moves = list(board.legal_moves)
             policy = {m: 1.0 / len(moves) for m in moves} if moves else {}
             out.append(Evaluation(score=centipawns_to_score(100 * balance), policy=policy,

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import chess
 
-VALUE = {chess.PAWN: 100, chess.KNIGHT: 325, chess.BISHOP: 325, chess.ROOK: 500, chess.QUEEN: 975,
-         chess.KING: 20_000}
+from analysis.material import EXCHANGE_CENTIPAWNS
+
+VALUE = {**EXCHANGE_CENTIPAWNS, chess.KING: 20_000}
 
 
 def _gain(board: chess.Board, move: chess.Move) -> int:
