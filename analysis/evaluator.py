@@ -15,6 +15,8 @@ from typing import Any, Hashable, Mapping, Protocol, Sequence, runtime_checkable
 import chess
 import numpy as np
 
+from analysis.material import material_balance
+
 
 @dataclass
 class Evaluation:
@@ -169,9 +171,6 @@ def softmax_over_legal(logits: np.ndarray, moves: Sequence[chess.Move], indices:
     probs = np.exp(chosen)
     probs /= probs.sum()
     return dict(zip(moves, probs.tolist()))
-
-
-_PIECE_VALUES = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9, chess.KING: 0}
 
 
 class MaterialEvaluator:

@@ -23,6 +23,7 @@ import chess
 from analysis import search_catalogue as catalogue
 from analysis.evaluator import Evaluator, MaterialEvaluator
 from analysis.material import CAPTURER_VALUES
+from analysis.material import CAPTURER_VALUES
 from analysis.search.base import (Budget, RootMove, Search, SearchControl, SearchResult, StopSearch,
                                   draw_by_rule, evaluation_value, mate_moves_from_plies,
                                   position_key, value_to_score)
@@ -32,8 +33,6 @@ MATE_STEP = 0.001    # one ply of mate distance
 INF = 100.0
 NULL_WINDOW = 1e-7
 EXACT, LOWER, UPPER = 0, 1, 2
-_PIECE_VALUE = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9,
-                chess.KING: 100}
 _CHECK_EVERY = 64    # nodes between clock checks and progress ticks
 
 
@@ -214,7 +213,7 @@ class AlphaBetaCore(Search):
                 if victim is None and board.is_en_passant(m):
                     victim = chess.PAWN
                 if victim is not None:
-                    return 1000.0 + 10 * _PIECE_VALUE[victim] - _PIECE_VALUE[board.piece_type_at(m.from_square)]
+                    return 1000.0 + 10 * CAPTURER_VALUES[victim] - CAPTURER_VALUES[board.piece_type_at(m.from_square)]
                 if m.promotion == chess.QUEEN:
                     return 900.0
                 if m in killers:
