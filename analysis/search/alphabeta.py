@@ -23,7 +23,6 @@ import chess
 from analysis import search_catalogue as catalogue
 from analysis.evaluator import Evaluator, MaterialEvaluator
 from analysis.material import CAPTURER_VALUES
-from analysis.material import CAPTURER_VALUES
 from analysis.search.base import (Budget, RootMove, Search, SearchControl, SearchResult, StopSearch,
                                   draw_by_rule, evaluation_value, mate_moves_from_plies,
                                   position_key, value_to_score)
