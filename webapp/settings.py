@@ -180,8 +180,11 @@ SIGHTLINE_MAX_UPLOAD_BYTES = int(os.environ.get("SIGHTLINE_MAX_UPLOAD_BYTES",
 SIGHTLINE_BODY_LIMIT = BodyLimit(r".*", DATA_UPLOAD_MAX_MEMORY_SIZE,
                                  "a PGN, pasted or uploaded, may be at most 1 MB")
 SIGHTLINE_BODY_LIMITS_BY_PATH = [
-    BodyLimit(r"/admin/networks/network/(add|[^/]+/change)/", SIGHTLINE_MAX_UPLOAD_BYTES,
-              f"a checkpoint upload may be at most {SIGHTLINE_MAX_CHECKPOINT_BYTES:,} bytes"),
+    BodyLimit(r"/admin/networks/network/add/", SIGHTLINE_MAX_UPLOAD_BYTES,
+              f"a checkpoint upload may be at most {SIGHTLINE_MAX_CHECKPOINT_BYTES:,} bytes", "networks.add_network"),
+    BodyLimit(r"/admin/networks/network/[^/]+/change/", SIGHTLINE_MAX_UPLOAD_BYTES,
+              f"a checkpoint upload may be at most {SIGHTLINE_MAX_CHECKPOINT_BYTES:,} bytes",
+              "networks.change_network"),
 ]
 
 REDIS = RedisUrls.from_env(os.environ.get("REDIS_URL"), VAR_DIR / "redis" / "redis.sock")

@@ -133,3 +133,84 @@ def test_settings_limits_cover_the_form_and_the_checkpoint_upload(settings):
     assert limits.for_path("/admin/networks/network/add/").max_bytes > settings.SIGHTLINE_MAX_CHECKPOINT_BYTES
     assert limits.for_path("/admin/networks/network/7/change/").max_bytes == settings.SIGHTLINE_MAX_UPLOAD_BYTES
     assert limits.for_path("/admin/auth/user/add/").max_bytes == settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+
+
+ADMIN_ADD = "/admin/networks/network/add/"
+TWO_GIB = str(2 * 1024 ** 3)
+
+
+class Recorded:
+    """An app that answers 200 without reading the body, and says whether it ran."""
+
+    def __init__(self):
+        self.called = False
+
+    async def __call__(self, scope, receive, send):
+        self.called = True
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+
+def session_cookie(user) -> str:
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    return f"sessionid={client.cookies['sessionid'].value}; csrftoken=x"
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("who", ["anonymous", "forged session", "staff without permission", "active non-staff"])
+def test_a_large_admin_upload_from_someone_who_may_not_upload_is_refused_before_it_is_read(who):
+    from django.contrib.auth.models import User
+
+    cookies = {"anonymous": "", "forged session": "sessionid=notasession"}.get(who)
+    if cookies is None:
+        user = User.objects.create_user("someone", password="pw", is_staff=who.startswith("staff"))
+        cookies = session_cookie(user)
+    client = run(BodyLimitMiddleware(NeverCalled()), http_scope(ADMIN_ADD, {"content-length": TWO_GIB,
+                                                                             "cookie": cookies}),
+                 Client([b"x" * 65536] * 3))
+    assert client.status == 403 and client.read == 0
+    assert (f"The request body is {2 * 1024 ** 3:,} bytes; only a signed-in staff user who may upload networks "
+            f"can send more than") in client.body
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_large_upload_by_staff_who_may_upload_reaches_the_site():
+    from django.contrib.auth.models import Permission, User
+
+    uploader = User.objects.create_user("uploader", password="pw", is_staff=True)
+    uploader.user_permissions.add(Permission.objects.get(codename="add_network"))
+    app = Recorded()
+    client = run(BodyLimitMiddleware(app), http_scope(ADMIN_ADD, {"content-length": TWO_GIB,
+                                                                  "cookie": session_cookie(uploader)}), Client([b"x"]))
+    assert app.called and client.status == 200
+    # Changing a network needs change_network, which this user lacks.
+    client = run(BodyLimitMiddleware(NeverCalled()), http_scope("/admin/networks/network/3/change/", {
+        "content-length": TWO_GIB, "cookie": session_cookie(uploader)}), Client([b"x"]))
+    assert client.status == 403
+    superuser = User.objects.create_superuser("root", password="pw")
+    app = Recorded()
+    run(BodyLimitMiddleware(app), http_scope("/admin/networks/network/3/change/", {
+        "content-length": TWO_GIB, "cookie": session_cookie(superuser)}), Client([b"x"]))
+    assert app.called
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_anonymous_admin_upload_of_unknown_length_is_read_only_up_to_everyone_s_limit(settings):
+    from django.core.asgi import get_asgi_application
+
+    chunks = [b"x" * 65536] * 200  # 13 MB, chunked
+    client = run(BodyLimitMiddleware(get_asgi_application()), http_scope(ADMIN_ADD, {}), Client(chunks))
+    assert client.status == 413 and client.read <= settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 65536
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_small_anonymous_admin_post_still_gets_the_admin_s_own_answer():
+    from django.core.asgi import get_asgi_application
+
+    client = run(BodyLimitMiddleware(get_asgi_application()),
+                 http_scope(ADMIN_ADD, {"content-length": "5", "content-type": "application/x-www-form-urlencoded"}),
+                 Client([b"a=b&c"]))
+    assert client.status in (302, 403) and client.read == 5  # the login redirect or Django's CSRF check

@@ -113,3 +113,16 @@ def test_a_small_body_still_reaches_the_site(server):
                      b"Content-Length: 3\r\nConnection: close\r\n\r\na=b")
         answer = read_response(sock)
     assert answer.startswith(b"HTTP/1.1 403"), answer[:300]  # Django's CSRF check: the body got through
+
+
+def test_an_anonymous_2_gib_admin_upload_is_refused_before_it_is_sent(server):
+    """The admin's own 403 came after the whole body was read (3.4 s for 2 GiB in the probe)."""
+    size = 2 * 1024 ** 3
+    with socket.create_connection(("127.0.0.1", server), timeout=10) as sock:
+        sock.sendall(f"POST /admin/networks/network/add/ HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                     f"Content-Type: multipart/form-data; boundary=xyz\r\nContent-Length: {size}\r\n\r\n".encode())
+        sent, answer = send_until_answered(sock, CHUNK, size)
+    assert answer.startswith(b"HTTP/1.1 403"), answer[:300]
+    assert f"The request body is {size:,} bytes; only a signed-in staff user who may upload networks".encode() \
+        in answer
+    assert sent < 32 * 1024 * 1024, f"the client got to send {sent:,} bytes before the answer"
