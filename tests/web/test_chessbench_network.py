@@ -14,9 +14,8 @@ from analysis.evaluator import key_digest
 from analysis.models import get_family
 from tests.web.conftest import SHORT_GAME
 from webapp.analyses.attention import dequantise
-from webapp.analyses.gameinput import parse_pgn
+from webapp.analyses.gameinput import node_boards, parse_pgn
 from webapp.analyses.jobs import create_job
-from webapp.analyses.keys import node_boards
 from webapp.analyses.models import AnalysisJob
 from webapp.networks.models import Network
 from webapp.networks.registry import register_checkpoint

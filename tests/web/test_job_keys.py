@@ -5,9 +5,8 @@ import pytest
 
 from analysis.evaluator import key_digest
 from tests.web.conftest import SHORT_GAME
-from webapp.analyses.gameinput import parse_pgn
+from webapp.analyses.gameinput import node_boards, parse_pgn
 from webapp.analyses.jobs import create_job
-from webapp.analyses.keys import node_boards
 from webapp.analyses.models import AnalysisJob
 from webapp.networks.model_cache import ModelCache
 from webapp.analyses.runner import JobRun

@@ -13,9 +13,8 @@ from analysis.models.lc0 import convert
 from tests.conftest import ROOT, require_shared_data
 from tests.web.conftest import SHORT_GAME
 from webapp.analyses.attention import dequantise
-from webapp.analyses.gameinput import parse_pgn
+from webapp.analyses.gameinput import node_boards, parse_pgn
 from webapp.analyses.jobs import create_job
-from webapp.analyses.keys import node_boards
 from webapp.analyses.models import AnalysisJob
 from webapp.networks.models import Network
 from webapp.networks.registry import register_checkpoint

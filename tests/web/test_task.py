@@ -11,9 +11,8 @@ from django.core.management import CommandError, call_command
 from analysis.evaluator import MaterialEvaluator
 from tests.web.conftest import OPERA_GAME, SHORT_GAME
 from webapp.analyses.attention import dequantise, encode_maps
-from webapp.analyses.gameinput import parse_pgn
+from webapp.analyses.gameinput import node_boards, parse_pgn
 from webapp.analyses.jobs import create_job
-from webapp.analyses.keys import node_boards
 from webapp.analyses.models import AnalysisJob, AttentionMap, PositionResult
 from webapp.analyses import tasks
 from webapp.networks.model_cache import ModelCache

@@ -170,17 +170,31 @@ class GameTree:
 
 
 def board_for(nodes: list[dict], node_id: int) -> chess.Board:
-    """The board at ``node_id`` with its full move stack (encodings need the history)."""
-    path = []
+    """The board at ``node_id`` of a job's nodes (``GameTree.as_dicts``) with its full move stack
+    (encodings need the history): the node's line replayed from the root."""
+    line = []
     current: int | None = node_id
     while current is not None:
-        path.append(nodes[current])
+        line.append(nodes[current])
         current = nodes[current]["parent"]
-    root = path.pop()
-    board = chess.Board(root["fen"])
-    for node in reversed(path):
+    board = chess.Board(line.pop()["fen"])
+    for node in reversed(line):
         board.push(chess.Move.from_uci(node["uci"]))
     return board
+
+
+def node_boards(nodes: list[dict]) -> list[chess.Board]:
+    """``board_for`` of every node at once: a parent comes before its children, so each board is
+    its parent's, copied with its stack, and the node's move."""
+    boards: list[chess.Board] = []
+    for node in nodes:
+        if node["parent"] is None:
+            boards.append(chess.Board(node["fen"]))
+            continue
+        board = boards[node["parent"]].copy(stack=True)
+        board.push(chess.Move.from_uci(node["uci"]))
+        boards.append(board)
+    return boards
 
 
 class _IllegalMove(GameInputError):

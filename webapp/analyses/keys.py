@@ -6,22 +6,9 @@ and attention maps are stored under it, so transpositions and other jobs share t
 
 from __future__ import annotations
 
-import chess
-
+from webapp.analyses.gameinput import board_for, node_boards
+from webapp.analyses.models import AnalysisJob
 from webapp.networks.models import Network
-
-
-def node_boards(nodes: list[dict]) -> list[chess.Board]:
-    """Every node's board with its move stack (an encoding may need the history)."""
-    boards: list[chess.Board] = []
-    for node in nodes:
-        if node["parent"] is None:
-            board = chess.Board(node["fen"])
-        else:
-            board = boards[node["parent"]].copy(stack=True)
-            board.push(chess.Move.from_uci(node["uci"]))
-        boards.append(board)
-    return boards
 
 
 def with_keys(nodes: list[dict], network: Network) -> list[dict]:
@@ -29,3 +16,9 @@ def with_keys(nodes: list[dict], network: Network) -> list[dict]:
     for node, board in zip(nodes, node_boards(nodes)):
         node["key"] = network.position_key(board)
     return nodes
+
+
+def node_key(job: AnalysisJob, node_id: int) -> str:
+    """The key of one of ``job``'s nodes: the stored one, or (a job made by hand has none) its
+    board's for the job's network."""
+    return job.nodes[node_id].get("key") or job.network.position_key(board_for(job.nodes, node_id))

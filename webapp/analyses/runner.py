@@ -29,13 +29,13 @@ from django.utils import timezone
 
 from analysis.evaluator import ForwardingEvaluator
 from webapp.analyses import lease
+from webapp.analyses.gameinput import node_boards
+from webapp.analyses.heartbeat import Heartbeat
 from webapp.analyses.judgements import JudgeRequest, judge_all, judgement_settings_key
-from webapp.analyses.keys import node_boards
-from webapp.analyses.models import EVAL_SETTINGS_KEY, AnalysisJob, PositionResult
 from webapp.analyses.messages import Judgements, Plies, Ply, Progress
+from webapp.analyses.models import EVAL_SETTINGS_KEY, AnalysisJob, PositionResult
 from webapp.analyses.publish import publish_status
 from webapp.analyses.results import digest_key, evaluation_json, search_json
-from webapp.analyses.heartbeat import Heartbeat
 from webapp.analyses.searching import budget_for, make_search
 from workers import shutdown
 from workers.claims import PositionClaims

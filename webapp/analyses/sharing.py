@@ -12,7 +12,7 @@ from webapp.analyses.attention import decode_layer, dequantise
 from webapp.analyses.boardsvg import AttentionView, board_svg
 from webapp.analyses.export import export_pgn
 from webapp.analyses.jobs import get_job_or_404
-from webapp.analyses.keys import node_boards
+from webapp.analyses.keys import node_key
 from webapp.analyses.models import AnalysisJob, AttentionMap
 from webapp.analyses.ownership import owner_only
 from webapp.analyses.results import job_results
@@ -75,7 +75,7 @@ def _attention_view(request: HttpRequest, job: AnalysisJob, node_id: int):
     mode = request.GET.get("mode", "row")
     if mode not in ("row", "col"):
         raise AttentionRefused("mode must be row or col.")
-    key = job.nodes[node_id].get("key") or job.network.position_key(node_boards(job.nodes)[node_id])
+    key = node_key(job, node_id)
     entry = AttentionMap.objects.filter(position_key=key, network_checksum=job.network.checksum,
                                         status=AttentionMap.Status.READY).first()
     if entry is None:

@@ -13,6 +13,7 @@ from celery import shared_task, signals
 from webapp.analyses.attention import encode_maps
 from webapp.analyses.deep_runner import run_deep_search
 from webapp.analyses.gameinput import board_for
+from webapp.analyses.keys import node_key
 from webapp.analyses.models import AnalysisJob, AttentionMap, DeepSearch
 from webapp.analyses.publish import GroupPublisher
 from webapp.analyses.reaper import Reaper
@@ -36,13 +37,11 @@ def run_analysis(job_id: str) -> str:
 def compute_attention(job_id: str, node_id: int) -> str:
     """Attention of every layer and head for one node of a job, stored compactly."""
     job = AnalysisJob.objects.select_related("network").get(pk=job_id)
-    board = board_for(job.nodes, node_id)
-    key = job.nodes[node_id].get("key") or job.network.position_key(board)
-    entry = AttentionMap.objects.filter(position_key=key, network_checksum=job.network.checksum).first()
+    entry = AttentionMap.objects.filter(position_key=node_key(job, node_id), network_checksum=job.network.checksum).first()
     if entry is None or entry.status == AttentionMap.Status.READY:
         return "missing" if entry is None else entry.status
     try:
-        maps = models.get(job.network).evaluate([board], attention=True)[0].attention
+        maps = models.get(job.network).evaluate([board_for(job.nodes, node_id)], attention=True)[0].attention
         if maps is None:
             raise ValueError(f"{job.network.name} returned no attention maps")
         AttentionMap.objects.filter(pk=entry.pk).update(

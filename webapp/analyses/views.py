@@ -22,7 +22,7 @@ from webapp.analyses.forms import PGN_LIMITS, AnalyseForm
 from webapp.analyses.jobs import cancel_job, create_job, get_job_or_404
 from webapp.analyses.judgements import legend as judgement_legend
 from webapp.analyses.judgements import short_legend
-from webapp.analyses.keys import node_boards
+from webapp.analyses.keys import node_key
 from webapp.analyses import deeper
 from webapp.analyses.messages import Nodes, job_snapshot
 from webapp.analyses.models import AnalysisJob, AttentionMap, DeepSearch
@@ -235,7 +235,7 @@ def attention(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse:
         return JsonResponse({"error": f"{job.network.name} has no attention maps."}, status=404)
     if not 0 <= node_id < len(job.nodes):
         return JsonResponse({"error": f"This analysis has no position {node_id}."}, status=404)
-    key = job.nodes[node_id].get("key") or job.network.position_key(node_boards(job.nodes)[node_id])
+    key = node_key(job, node_id)
     try:
         layer = int(request.GET.get("layer", "0"))
     except ValueError:
