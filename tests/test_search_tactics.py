@@ -6,7 +6,7 @@ import chess
 import pytest
 
 from analysis.evaluator import MaterialEvaluator
-from analysis.search import Budget, GumbelSettings, run_search
+from analysis.search import Budget, GumbelSettings, make_search, run_search
 
 MATE_IN_1 = "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"          # Ra8#
 MATE_IN_1_BLACK = "r5k1/5ppp/8/8/8/8/5PPP/6K1 b - - 0 1"    # Ra1#
@@ -115,6 +115,25 @@ def test_no_legal_moves(name):
     mated = chess.Board("R5k1/5ppp/8/8/8/8/5PPP/6K1 b - - 1 1")
     result = run_search(name, mated, MaterialEvaluator(), settings_for(name), budget=Budget(nodes=50))
     assert result.best_move is None and result.pv == [] and result.score == 0.0
+
+
+@pytest.mark.parametrize("name", ["mcts", "gumbel"])
+def test_tree_searches_report_a_proven_move_by_its_proof(name):
+    # Queen moves that mate next move, stalemate, or lose the queen: each root line whose
+    # subtree is proven says the proven value and its WDL, not the mean of its visits.
+    board = chess.Board("7k/5Q2/6K1/8/8/8/8/8 w - - 0 1")
+    search = make_search(name, MaterialEvaluator(), settings_for(name))
+    result = search.run(board, Budget(nodes=300))
+    stats = {r.move: r for r in result.root}
+    proven = {move: child.proven for move, child in zip(search.root.moves, search.root.children)
+              if child is not None and child.proven is not None}
+    # MCTS stops at its first proof; Gumbel's halving goes on visiting other moves.
+    assert len(proven) >= (1 if name == "mcts" else 3) and 1.0 in {-v for v in proven.values()}
+    for move, value in proven.items():
+        expected = {1.0: (1.0, (1.0, 0.0, 0.0)), 0.0: (0.5, (0.0, 1.0, 0.0)), -1.0: (0.0, (0.0, 0.0, 1.0))}[-value]
+        assert (stats[move].q, stats[move].wdl) == expected, move
+    best = stats[result.best_move]
+    assert result.mate == 1 and (result.score, result.wdl) == (best.q, best.wdl) == (1.0, (1.0, 0.0, 0.0))
 
 
 @pytest.mark.parametrize("name", ["mcts", "alphabeta"])

@@ -24,8 +24,8 @@ from analysis import search_catalogue as catalogue
 from analysis.evaluator import Evaluator, MaterialEvaluator
 from analysis.material import CAPTURER_VALUES
 from analysis.search.base import (Budget, RootMove, Search, SearchControl, SearchResult, StopSearch,
-                                  draw_by_rule, evaluation_value, mate_moves_from_plies,
-                                  position_key, value_to_score)
+                                  draw_by_rule, evaluation_value, game_over_result, mate_moves_from_plies,
+                                  position_key, terminal_value, terminal_wdl, value_to_score)
 
 MATE = 10.0          # values beyond MATE - 1 are mates; the distance is coded in the fraction
 MATE_STEP = 0.001    # one ply of mate distance
@@ -331,9 +331,7 @@ class AlphaBetaCore(Search):
         self._node_limit = control.budget.nodes
         moves = list(board.legal_moves)
         if not moves:
-            v = -1.0 if board.is_check() else 0.0
-            wdl = (0.0, 0.0, 1.0) if v < 0 else (0.0, 1.0, 0.0)
-            return SearchResult(self.name, None, [], value_to_score(v), wdl, 1, 0.0)
+            return game_over_result(self.name, terminal_value(board, has_moves=False), 1)
         static, policy = self._evaluation(board)
         order = self._order(board, moves, None, 0, policy)
         # Until an iteration completes, the best guess is the ordering's first move.
@@ -403,7 +401,7 @@ class AlphaBetaCore(Search):
         if is_mate_value(value):
             mate = mate_moves_from_plies(mate_plies(value))
             score = 1.0 if value > 0 else 0.0
-            wdl = (1.0, 0.0, 0.0) if value > 0 else (0.0, 0.0, 1.0)
+            wdl = terminal_wdl(1.0 if value > 0 else -1.0)
         else:
             score, wdl = value_to_score(value), None
         root = []

@@ -299,16 +299,33 @@ def draw_by_rule(board: chess.Board, in_search: bool = True) -> bool:
     return board.is_repetition(2 if in_search else 3)
 
 
-def terminal_value(board: chess.Board, has_moves: bool) -> float | None:
+def terminal_value(board: chess.Board, has_moves: bool | None = None, in_search: bool = True) -> float | None:
     """Value in [-1, 1] for the side to move when the game is over at ``board``, else None.
 
+    ``has_moves``: whether the side to move has a legal move (looked up when not given);
+    ``in_search``: as ``draw_by_rule`` (outside a search only a threefold repetition draws).
     Checkmate beats the 50-move rule, so mate is tested first.
     """
+    if has_moves is None:
+        has_moves = any(board.generate_legal_moves())
     if not has_moves:
         return -1.0 if board.is_check() else 0.0
-    if draw_by_rule(board):
+    if draw_by_rule(board, in_search):
         return 0.0
     return None
+
+
+def terminal_wdl(value: float) -> tuple[float, float, float]:
+    """The WDL of a decided game for the side to move: value 1 won, 0 drawn, -1 lost."""
+    if value == 0.0:
+        return (0.0, 1.0, 0.0)
+    return (1.0, 0.0, 0.0) if value > 0 else (0.0, 0.0, 1.0)
+
+
+def game_over_result(algo: str, value: float, nodes: int, extras: dict[str, Any] | None = None) -> SearchResult:
+    """A search's answer where the game is over: no move, the rules' value and its WDL."""
+    return SearchResult(algo, None, [], value_to_score(value), terminal_wdl(value), nodes, 0.0,
+                        extras=extras if extras is not None else {})
 
 
 def evaluation_value(ev: Evaluation) -> tuple[float, float]:

@@ -27,10 +27,9 @@ import chess
 import numpy as np
 
 from analysis import search_catalogue as catalogue
-from analysis.search.base import (Budget, RootMove, Search, SearchControl, SearchResult,
-                                  mate_moves_from_plies, value_to_score, value_to_wdl)
-from analysis.search.tree import (EvalCache, LeafBatch, Node, TreeEvaluator, backup,
-                                  principal_variation, undo_virtual, update_proven)
+from analysis.search.base import Budget, Search, SearchControl, SearchResult
+from analysis.search.tree import EvalCache, LeafBatch, Node, TreeEvaluator, backup, undo_virtual, update_proven
+from analysis.search.tree_result import DescentStats, tree_result
 
 _TINY = np.finfo(np.float64).tiny
 _MIN_LOG_PRIOR = math.log(1e-12)
@@ -114,7 +113,7 @@ class GumbelMuZero(Search):
         self.root: Node | None = None
         self._gumbel: np.ndarray | None = None
         self._nodes = 0
-        self._depth_sum = self._depth_count = self._seldepth = 0
+        self._descents = DescentStats()
         self._tree_eval: TreeEvaluator | None = None
 
     def reset(self) -> None:
@@ -161,7 +160,7 @@ class GumbelMuZero(Search):
     def _run(self, board: chess.Board, control: SearchControl) -> SearchResult:
         s = self.settings
         self._nodes = 0
-        self._depth_sum = self._depth_count = self._seldepth = 0
+        self._descents = DescentStats()
         root = Node()
         self.root = root
         te = TreeEvaluator(self.evaluator, self._cache, s.policy_temperature)
@@ -183,7 +182,7 @@ class GumbelMuZero(Search):
         control.publish()
         level = next(levels, None)
         while level is not None:
-            if control.should_stop(self._nodes) or self._depth_reached(control.budget):
+            if control.should_stop(self._nodes) or self._descents.reached(control.budget.depth):
                 break
             width = level[0]
             if width < len(considered):
@@ -203,10 +202,6 @@ class GumbelMuZero(Search):
             self._simulate(board, root, te, sims)
             control.tick()
         return self._make_result(root, considered)
-
-    def _depth_reached(self, budget: Budget) -> bool:
-        return (budget.depth is not None and self._depth_count > 0
-                and self._depth_sum / self._depth_count >= budget.depth)
 
     def _simulate(self, board: chess.Board, root: Node, te: TreeEvaluator, actions: list[int]) -> None:
         """One simulation per entry of ``actions`` (root moves), evaluated in as few batches as possible."""
@@ -248,9 +243,7 @@ class GumbelMuZero(Search):
             if done:
                 queue.pop(0)
                 self._nodes += 1
-                self._depth_sum += depth
-                self._depth_count += 1
-                self._seldepth = max(self._seldepth, depth)
+                self._descents.add(depth)
             else:
                 self._flush(te, batch)
         self._flush(te, batch)
@@ -278,38 +271,10 @@ class GumbelMuZero(Search):
         extras = {}
         if self._tree_eval is not None:
             extras = {"evaluated": self._tree_eval.evaluated, "batches": self._tree_eval.batches}
-        if not root.expanded:
-            v = root.proven if root.proven is not None else root.value
-            wdl = (0.0, 1.0, 0.0) if v == 0.0 else ((1.0, 0.0, 0.0) if v > 0 else (0.0, 0.0, 1.0))
-            return SearchResult(self.name, None, [], value_to_score(v), wdl, self._nodes, 0.0,
-                                extras=extras)
-        idx = self._choose(root, considered)
-        child = root.children[idx]
-        mate = None
-        if child is not None and child.proven is not None:
-            q = -child.proven
-            wdl = value_to_wdl(q, 1.0 if q == 0.0 else 0.0)
-            if q != 0.0:
-                mate = mate_moves_from_plies(int(math.copysign(child.proven_plies + 1, q)))
-        elif root.N[idx] > 0:
-            q = root.W[idx] / root.N[idx]
-            wdl = value_to_wdl(q, root.D[idx] / root.N[idx]) if self.evaluator.capabilities.wdl else None
-        else:
-            q = root.value
-            wdl = value_to_wdl(q, root.draw) if self.evaluator.capabilities.wdl else None
-        improved = self.improved_policy(root)
-        extras["improved_policy"] = dict(zip(root.moves, improved.tolist()))
-        extras["completed_q"] = dict(zip(root.moves, self.sigma_completed_q(root).tolist()))
-        stats = []
-        for i, move in enumerate(root.moves):
-            n = int(root.N[i])
-            move_wdl = value_to_wdl(root.W[i] / n, root.D[i] / n) \
-                if n and self.evaluator.capabilities.wdl else None
-            stats.append(RootMove(move, visits=n, q=value_to_score(root.W[i] / n) if n else None,
-                                  prior=float(root.P[i]), pv=principal_variation(root, i) if n else [move],
-                                  wdl=move_wdl))
-        stats.sort(key=lambda r: (r.visits, r.prior), reverse=True)
-        depth = round(self._depth_sum / self._depth_count) if self._depth_count else 0
-        return SearchResult(self.name, root.moves[idx], principal_variation(root, idx),
-                            value_to_score(q), wdl, self._nodes, 0.0, depth=depth,
-                            seldepth=self._seldepth, mate=mate, root=stats, extras=extras)
+        chosen = self._choose(root, considered) if root.expanded else None
+        result = tree_result(self.name, root, chosen, self.evaluator.capabilities.wdl, self._nodes,
+                             self._descents, extras)
+        if root.expanded:
+            result.extras["improved_policy"] = dict(zip(root.moves, self.improved_policy(root).tolist()))
+            result.extras["completed_q"] = dict(zip(root.moves, self.sigma_completed_q(root).tolist()))
+        return result

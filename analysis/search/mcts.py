@@ -16,10 +16,10 @@ import chess
 import numpy as np
 
 from analysis import search_catalogue as catalogue
-from analysis.search.base import (Budget, RootMove, Search, SearchControl, SearchResult,
-                                  mate_moves_from_plies, value_to_score, value_to_wdl)
-from analysis.search.tree import (EvalCache, LeafBatch, Node, TreeEvaluator, backup, best_child,
-                                  principal_variation, undo_virtual, update_proven)
+from analysis.search.base import Budget, Search, SearchControl, SearchResult
+from analysis.search.tree import (EvalCache, LeafBatch, Node, TreeEvaluator, backup, best_child, undo_virtual,
+                                  update_proven)
+from analysis.search.tree_result import DescentStats, tree_result
 
 
 @dataclass
@@ -80,9 +80,7 @@ class MCTS(Search):
 
     def _reset_run_stats(self) -> None:
         self._nodes = 0
-        self._depth_sum = 0
-        self._depth_count = 0
-        self._seldepth = 0
+        self._descents = DescentStats()
         self._tree_eval: TreeEvaluator | None = None
 
     # -- tree reuse -------------------------------------------------------
@@ -138,8 +136,7 @@ class MCTS(Search):
                 break
             if s.stop_when_proven and root.proven is not None:
                 break
-            if budget.depth is not None and self._depth_count and \
-                    self._depth_sum / self._depth_count >= budget.depth:
+            if self._descents.reached(budget.depth):
                 break
             room = s.batch_size if budget.nodes is None else min(s.batch_size, budget.nodes - self._nodes)
             self._nodes += self._step(board, root, te, room)
@@ -199,10 +196,7 @@ class MCTS(Search):
                 completed += 1
             for _ in range(depth):
                 board.pop()
-            self._depth_sum += depth
-            self._depth_count += 1
-            if depth > self._seldepth:
-                self._seldepth = depth
+            self._descents.add(depth)
             if stop_when_proven and root.proven is not None:
                 break
         for leaf in te.flush(batch):
@@ -218,43 +212,9 @@ class MCTS(Search):
         return self._make_result(root)
 
     def _make_result(self, root: Node) -> SearchResult:
-        has_wdl = self.evaluator.capabilities.wdl
         extras = {}
         if self._tree_eval is not None:
             extras = {"evaluated": self._tree_eval.evaluated, "batches": self._tree_eval.batches,
                       "cache_hits": self._tree_eval.cache.hits, "tree_visits": root.visits}
-        depth = round(self._depth_sum / self._depth_count) if self._depth_count else 0
-        if not root.expanded:  # game over at the root
-            v = root.proven if root.proven is not None else root.value
-            wdl = (0.0, 1.0, 0.0) if v == 0.0 else ((1.0, 0.0, 0.0) if v > 0 else (0.0, 0.0, 1.0))
-            return SearchResult(self.name, None, [], value_to_score(v), wdl, self._nodes, 0.0,
-                                extras=extras)
-        idx = best_child(root)
-        child = root.children[idx]
-        mate = None
-        if child is not None and child.proven is not None:
-            q = -child.proven
-            d = 1.0 if q == 0.0 else 0.0
-            wdl = value_to_wdl(q, d)
-            if q != 0.0:
-                mate = mate_moves_from_plies(int(math.copysign(child.proven_plies + 1, q)))
-        elif root.N[idx] > 0:
-            q = root.W[idx] / root.N[idx]
-            d = root.D[idx] / root.N[idx]
-            wdl = value_to_wdl(q, d) if has_wdl else None
-        else:
-            q, d = root.q(), root.draw
-            wdl = value_to_wdl(q, d) if has_wdl else None
-        stats = []
-        for i, move in enumerate(root.moves):
-            n = int(root.N[i])
-            c = root.children[i]
-            q_i = -c.proven if c is not None and c.proven is not None else (root.W[i] / n if n else None)
-            move_wdl = value_to_wdl(root.W[i] / n, root.D[i] / n) if has_wdl and n and q_i is not None else None
-            stats.append(RootMove(move, visits=n, q=value_to_score(q_i) if q_i is not None else None,
-                                  prior=float(root.P[i]), pv=principal_variation(root, i) if n else [move],
-                                  wdl=move_wdl))
-        stats.sort(key=lambda r: (r.visits, r.prior), reverse=True)
-        return SearchResult(self.name, root.moves[idx], principal_variation(root, idx),
-                            value_to_score(q), wdl, self._nodes, 0.0, depth=depth,
-                            seldepth=self._seldepth, mate=mate, root=stats, extras=extras)
+        return tree_result(self.name, root, best_child(root), self.evaluator.capabilities.wdl, self._nodes,
+                           self._descents, extras)

@@ -8,7 +8,8 @@ import chess
 
 from analysis import search_catalogue as catalogue
 from analysis.search.base import (Budget, RootMove, Search, SearchControl, SearchResult,
-                                  evaluation_value, terminal_value, value_to_score, value_to_wdl)
+                                  evaluation_value, game_over_result, terminal_value, value_to_score,
+                                  value_to_wdl)
 
 
 @dataclass
@@ -32,10 +33,8 @@ class PolicySearch(Search):
     def _run(self, board: chess.Board, control: SearchControl) -> SearchResult:
         moves = list(board.legal_moves)
         ev = self.evaluator.evaluate([board], temperature=self.settings.temperature)[0]
-        terminal = terminal_value(board, bool(moves))
-        if terminal is not None and not moves:
-            return SearchResult(self.name, None, [], value_to_score(terminal),
-                                (0.0, 1.0, 0.0) if terminal == 0 else (0.0, 0.0, 1.0), 1, 0.0)
+        if not moves:
+            return game_over_result(self.name, terminal_value(board, has_moves=False), 1)
         if not self.evaluator.capabilities.policy:
             raise ValueError(f"the policy search needs a model with a policy head; "
                              f"{self.evaluator.name} has none")

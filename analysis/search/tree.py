@@ -18,7 +18,7 @@ import chess
 import numpy as np
 
 from analysis.evaluator import Evaluation, Evaluator
-from analysis.search.base import draw_by_rule, evaluation_value
+from analysis.search.base import evaluation_value, terminal_value
 
 
 class Node:
@@ -193,11 +193,11 @@ class TreeEvaluator:
                        batch: LeafBatch, is_root: bool = False) -> bool:
         """Resolve a new leaf now (terminal or cached: True) or queue it in ``batch`` (False)."""
         has_moves = any(board.generate_legal_moves())
-        if not has_moves:
-            node.set_terminal(-1.0 if board.is_check() else 0.0)
-            return True
-        if not is_root and draw_by_rule(board):
-            node.set_terminal(0.0)
+        # At the root only mate and stalemate end the search: a position met once before (a
+        # draw inside the tree) is where the game stands, and the search must still name a move.
+        value = terminal_value(board, has_moves) if not (is_root and has_moves) else None
+        if value is not None:
+            node.set_terminal(value)
             return True
         key = self.evaluator.cache_key(board)
         ev = self.cache.get(key)

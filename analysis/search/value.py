@@ -21,7 +21,8 @@ import chess
 
 from analysis import search_catalogue as catalogue
 from analysis.search.base import (Budget, RootMove, Search, SearchControl, SearchResult,
-                                  draw_by_rule, evaluation_value, value_to_score, value_to_wdl)
+                                  draw_by_rule, evaluation_value, game_over_result, terminal_value,
+                                  value_to_score, value_to_wdl)
 
 
 @dataclass
@@ -40,15 +41,6 @@ def allows_repetition_claim(board: chess.Board) -> bool:
     return board.is_fivefold_repetition() or board.can_claim_threefold_repetition()
 
 
-def successor_outcome(board: chess.Board) -> float | None:
-    """Value in [-1, 1] for the side to move at ``board`` (just after a move) if the game is over."""
-    if not any(board.generate_legal_moves()):
-        return -1.0 if board.is_check() else 0.0
-    if board.halfmove_clock >= 100 or board.is_insufficient_material() or board.is_repetition(3):
-        return 0.0
-    return None
-
-
 class ValueSearch(Search):
     spec = catalogue.VALUE
     settings_type = ValueSettings
@@ -57,9 +49,7 @@ class ValueSearch(Search):
     def _run(self, board: chess.Board, control: SearchControl) -> SearchResult:
         moves = list(board.legal_moves)
         if not moves:
-            v = -1.0 if board.is_check() else 0.0
-            return SearchResult(self.name, None, [], value_to_score(v),
-                                (0.0, 0.0, 1.0) if v < 0 else (0.0, 1.0, 0.0), 0, 0.0)
+            return game_over_result(self.name, terminal_value(board, has_moves=False), 0)
         if self.settings.use_action_values and self.evaluator.capabilities.action_values:
             return self._run_action_values(board, moves)
         # Our value after each move (negated successor value), and draw probability.
@@ -67,7 +57,7 @@ class ValueSearch(Search):
         pending: list[tuple[chess.Move, chess.Board]] = []
         for move in moves:
             board.push(move)
-            outcome = successor_outcome(board)
+            outcome = terminal_value(board, in_search=False)
             if outcome is None and allows_repetition_claim(board):
                 outcome = 0.0
             if outcome is not None:

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 
 import chess
 
-from analysis.search.base import value_to_score
-from analysis.search.value import successor_outcome
+from analysis.search.base import terminal_value, value_to_score
 
 # lichess's thresholds: 0.1 / 0.2 / 0.3 win-chance steps on [-1, 1] are 0.05 / 0.10 / 0.15 in expected score.
 THRESHOLDS = ((0.15, "??", "blunder"), (0.10, "?", "mistake"), (0.05, "?!", "inaccuracy"))
@@ -115,7 +114,7 @@ def judge_with_network(evaluator, requests: list[JudgeRequest]) -> list[dict]:
         for move in (best, request.played):
             if (request.parent_key, move) not in slot_of:
                 successor = _successor(request.board, move)
-                outcome = successor_outcome(successor)
+                outcome = terminal_value(successor, in_search=False)
                 slot_of[request.parent_key, move] = outcome if outcome is not None else len(boards)
                 if outcome is None:
                     boards.append(successor)
