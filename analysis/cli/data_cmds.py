@@ -24,7 +24,7 @@ def _limit(args: argparse.Namespace, prefix: str = ""):
 
 def _generate(args: argparse.Namespace) -> int:
     from analysis.data.plan import GenerateConfig, build_plan
-    from analysis.data.selfplay import SelfPlayConfig
+    from analysis.data.stockfish_games import StockfishGamesConfig
 
     pgns: list[Path] = []
     for item in args.pgn:
@@ -45,7 +45,7 @@ def _generate(args: argparse.Namespace) -> int:
     cfg = GenerateConfig(
         pgn_files=pgns, openings_dir=Path(args.openings) if args.openings else None,
         selfplay_games=args.selfplay_games,
-        selfplay=SelfPlayConfig(limit=_limit(args), near_best=args.near_best),
+        selfplay=StockfishGamesConfig(limit=_limit(args), near_best=args.near_best),
         perturb_share=args.perturb_share, thinned_share=args.thinned_share, min_ply=args.min_ply,
         opening_plies=GenerateConfig.opening_plies if args.opening_plies is None else args.opening_plies,
         tactical_weight=GenerateConfig.tactical_weight if args.tactical_weight is None else args.tactical_weight, mate_in_one_positions=args.mate_in_one,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from analysis.cli import CommandError
 
 if TYPE_CHECKING:  # imported by the command itself: --help stays light
-    from analysis.heads import HeadAtlas
+    from analysis.heads import HeadMeasurements
 
 
 def register(subparsers) -> None:
@@ -50,7 +50,7 @@ def _progress(done: int, total: int) -> None:
     print(f"\rscoring heads: {done}/{total} positions", end="\n" if done == total else "", file=sys.stderr, flush=True)
 
 
-def print_atlas(atlas: "HeadAtlas") -> None:
+def print_atlas(atlas: "HeadMeasurements") -> None:
     rule = atlas.rule
     print(f"{atlas.layers} layers x {atlas.heads} heads over {atlas.positions} positions; a label needs "
           f"lift >= {rule['min_lift']} and mass >= {rule['min_mass']} (layers and heads from 1)")

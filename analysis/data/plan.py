@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 from analysis.data.engine import find_stockfish, init_worker_engine
 from analysis.data.held_out import held_out_keys
-from analysis.data.selfplay import SelfPlayConfig, play_game
+from analysis.data.stockfish_games import StockfishGamesConfig, play_stockfish_game
 from analysis.data.sources import (PositionSource, blunder_mate_positions, eco_openings, mate_in_one_positions,
                                   opening_parents, perturb, pgn_positions, tactical_score, thin)
 from analysis.data.store import PLAN_FILE, PLAN_SCHEMA, update_card, write_table_atomic
@@ -26,7 +26,7 @@ class GenerateConfig:
     pgn_files: list[Path] = field(default_factory=list)
     openings_dir: Path | None = None
     selfplay_games: int = 0
-    selfplay: SelfPlayConfig = SelfPlayConfig()
+    selfplay: StockfishGamesConfig = StockfishGamesConfig()
     perturb_share: float = 0.5  # chance of adding one perturbed child per source position
     thinned_share: float = 0.0  # chance of adding one thinned child (pieces removed; sources.thin) per PGN position
     min_ply: int = 0
@@ -58,7 +58,7 @@ def game_split(game_id: str, test_share: float, seed: int) -> str:
 
 def _selfplay_task(task: tuple) -> list[PositionSource]:
     opening, game_id, seed, config = task
-    return play_game(opening, game_id, seed, config)
+    return play_stockfish_game(opening, game_id, seed, config)
 
 
 def _selfplay_positions(cfg: GenerateConfig, rng: random.Random) -> list[PositionSource]:

@@ -4,10 +4,10 @@
 position sample (``sample.py``); ``show_me`` picks a query square that makes a pattern visible.
 """
 
-from analysis.heads.atlas import AtlasConfig, HeadAtlas, compute_atlas
+from analysis.heads.atlas import AtlasConfig, HeadMeasurements, compute_atlas
 from analysis.heads.patterns import LABELS, PATTERNS, UNLABELLED
 from analysis.heads.scoring import LabelRule
 from analysis.heads.showme import ShowMe, show_me
 
-__all__ = ["AtlasConfig", "HeadAtlas", "LABELS", "LabelRule", "PATTERNS", "ShowMe", "UNLABELLED", "compute_atlas",
-           "show_me"]
+__all__ = ["AtlasConfig", "HeadMeasurements", "LABELS", "LabelRule", "PATTERNS", "ShowMe", "UNLABELLED",
+           "compute_atlas", "show_me"]

@@ -35,8 +35,9 @@ class AtlasConfig:
 
 
 @dataclass
-class HeadAtlas:
-    """What the site stores and the CLI prints; lists, so it is JSON as it stands."""
+class HeadMeasurements:
+    """Every head's pattern lift and mass, labels and thumbnails, measured over the atlas positions:
+    what the site stores (its ``HeadAtlas`` row's data) and the CLI prints; lists, so it is JSON as it stands."""
 
     layers: int
     heads: int
@@ -58,7 +59,7 @@ class HeadAtlas:
         return {"layers": self.layers, "heads": self.heads, "labels": self.labels, "lift": self.lift}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "HeadAtlas":
+    def from_dict(cls, data: Mapping[str, Any]) -> "HeadMeasurements":
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
 
     def counts(self) -> dict[str, list[int]]:
@@ -71,7 +72,7 @@ class HeadAtlas:
 
 
 def compute_atlas(evaluator, config: AtlasConfig = AtlasConfig(), progress: Progress | None = None,
-                  boards: Sequence[chess.Board] | None = None) -> HeadAtlas:
+                  boards: Sequence[chess.Board] | None = None) -> HeadMeasurements:
     """Score every head of ``evaluator`` over the sample (or ``boards``); ValueError without attention."""
     shape = evaluator.capabilities.attention
     if shape is None:
@@ -87,9 +88,9 @@ def compute_atlas(evaluator, config: AtlasConfig = AtlasConfig(), progress: Prog
     return build_atlas(accumulator.scores(), accumulator.mean_row(THUMBNAIL_QUERY), config.rule)
 
 
-def build_atlas(scores: HeadScores, thumbnails: np.ndarray, rule: LabelRule = LabelRule()) -> HeadAtlas:
+def build_atlas(scores: HeadScores, thumbnails: np.ndarray, rule: LabelRule = LabelRule()) -> HeadMeasurements:
     layers, heads = scores.static.shape
-    return HeadAtlas(layers=layers, heads=heads, labels=scores.labels(rule), lift=_per_pattern(scores.lift),
+    return HeadMeasurements(layers=layers, heads=heads, labels=scores.labels(rule), lift=_per_pattern(scores.lift),
                      mass=_per_pattern(scores.mass), static=_rounded(scores.static, 3),
                      thumbnails=_rounded(thumbnails, 4), positions=scores.positions, rule=asdict(rule))
 

@@ -17,14 +17,17 @@ from analysis.data.sources import Opening, PositionSource, from_board
 
 
 @dataclass(frozen=True)
-class SelfPlayConfig:
+class StockfishGamesConfig:
+    """How Stockfish plays the dataset's games (``data generate --selfplay-games``)."""
+
     limit: EngineLimit = EngineLimit(nodes=1000)
     candidates: int = 4  # multipv width
     near_best: float = 0.03  # win-probability window around the best move
     max_plies: int = 200
 
 
-def play_game(opening: Opening, game_id: str, seed: int, config: SelfPlayConfig) -> list[PositionSource]:
+def play_stockfish_game(opening: Opening, game_id: str, seed: int,
+                        config: StockfishGamesConfig) -> list[PositionSource]:
     """Play one game in the calling worker's engine; every non-terminal position after the opening."""
     rng = random.Random(seed)
     engine = worker_engine()
