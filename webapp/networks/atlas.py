@@ -7,7 +7,7 @@ import logging
 
 from django.db import transaction
 
-from analysis.heads import AtlasConfig, HeadAtlas, compute_atlas
+from analysis.heads import AtlasConfig, HeadMeasurements, compute_atlas
 from analysis.heads.atlas import ATLAS_VERSION
 from webapp.networks.models import HeadAtlas as HeadAtlasRow
 from webapp.networks.models import Network
@@ -80,12 +80,12 @@ def _update(row: HeadAtlasRow, **fields) -> None:
     HeadAtlasRow.objects.filter(pk=row.pk).update(**fields)
 
 
-def ready_atlas(network: Network) -> HeadAtlas | None:
+def ready_atlas(network: Network) -> HeadMeasurements | None:
     row = HeadAtlasRow.objects.filter(network=network, status=HeadAtlasRow.Status.READY).first()
-    return HeadAtlas.from_dict(row.data) if row and not is_stale(row) else None
+    return HeadMeasurements.from_dict(row.data) if row and not is_stale(row) else None
 
 
-def atlas_rows(atlas: HeadAtlas) -> list[list[dict]]:
+def atlas_rows(atlas: HeadMeasurements) -> list[list[dict]]:
     """The grid's cells, layer by layer: label, its lift (none for unlabelled) and static-ness."""
     return [[{"layer": layer, "head": head, "label": label, "static": atlas.static[layer][head],
               "lift": atlas.lift[label][layer][head] if label in atlas.lift else None}

@@ -48,6 +48,6 @@ class Command(BaseCommand):
 
 
 def _counts(data: dict) -> dict[str, list[int]]:
-    from analysis.heads import HeadAtlas
+    from analysis.heads import HeadMeasurements
 
-    return HeadAtlas.from_dict(data).counts()
+    return HeadMeasurements.from_dict(data).counts()
