@@ -20,6 +20,9 @@ PACKAGES = ("analysis", "workers", "webapp")
 SITE_SIDE = ("webapp", "workers", "django", "celery", "kombu", "channels", "channels_redis", "rest_framework")
 # R3: the site's whole view of the worker package.
 WORKERS_PUBLIC_FACE = ("workers.celery_app", "workers.dispatch")
+# ... and the worker's services, for the job code that runs inside a worker only (layout.md, R3 note).
+WORKER_SERVICES = ("workers.batching", "workers.claims", "workers.shutdown")
+JOB_CODE = ("webapp.analyses.runner", "webapp.networks.model_cache")
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,7 @@ def r3_the_site_sees_only_the_workers_public_face(edges: list[Import]) -> list[I
         e for e in edges
         if within(e.source, "webapp") and within(e.target, "workers")
         and not any(within(e.target, face) for face in WORKERS_PUBLIC_FACE)
+        and not (e.source in JOB_CODE and any(within(e.target, s) for s in WORKER_SERVICES))
     ]
 
 

@@ -46,12 +46,12 @@ Publisher = Callable[[str, dict], None]
 # Progress messages per second per running search, at most.
 PROGRESS_RATE = 4.0
 # How often the job's status is re-read to notice a cancel (seconds): by a running search,
-# and between positions when the searches are quick (the policy search takes about 1 ms,
-# and a status query per position cost as much as the search).
+# and between positions when the searches are quick (a status query per position would cost
+# as much as a quick search).
 CANCEL_POLL = 0.5
 # Quick searches are saved together: results finished within this many seconds share one
-# commit (a commit per position, with its count update, cost about 1 ms here). A search
-# that takes longer than this is saved and published on its own, as soon as it is done.
+# commit (a commit per position, with its count update, would cost as much as the search).
+# A search that takes longer than this is saved and published on its own, as soon as it is done.
 SAVE_INTERVAL = 0.05
 # How often a job waiting for a position that another job is searching looks for its result.
 SHARED_POLL = 0.1
