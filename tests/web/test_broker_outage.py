@@ -102,6 +102,25 @@ def test_attention_while_redis_is_down_is_503_leaves_nothing_pending_and_works_l
     assert client.get(url).status_code == 200
 
 
+def test_a_map_left_pending_without_a_task_is_queued_again_on_retry(client, tiny_network, settings, broker_back):
+    """Rows an older version left pending when Redis was down: past the broker's redelivery time
+    nothing is behind them, so ?retry=1 queues them again (a fresh one is not queued twice)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    job = create_job(parse_pgn(SHORT_GAME), tiny_network, "policy", 1, dispatch=False)
+    url = f"/api/jobs/{job.id}/nodes/2/attention/"
+    sent = broker_back()
+    assert client.get(url).status_code == 202 and len(sent) == 1
+    assert client.get(url + "?retry=1").status_code == 202 and len(sent) == 1  # still on its way
+    long_ago = timezone.now() - timedelta(seconds=settings.SIGHTLINE_VISIBILITY_TIMEOUT_S + 1)
+    AttentionMap.objects.update(created_at=long_ago)
+    assert client.get(url).status_code == 202 and len(sent) == 1  # only when asked
+    assert client.get(url + "?retry=1").status_code == 202 and len(sent) == 2
+    assert AttentionMap.objects.get().status == AttentionMap.Status.PENDING
+
+
 def test_a_head_atlas_while_redis_is_down_is_503_and_leaves_nothing_queued(client, tiny_network, broker_down,
                                                                           broker_back):
     url = f"/networks/{tiny_network.name}/heads/compute/"

@@ -56,7 +56,8 @@ def redis_urls(request, tmp_path):
 
 @pytest.fixture
 def celery_on(redis_urls, settings):
-    """A Celery app and channel layer wired to ``redis_urls``, with a solo worker consuming both queues."""
+    """A Celery app and channel layer wired to ``redis_urls``, with a solo worker consuming the job
+    queues and the upload checks' queue."""
     from workers.celery_app import app as site_app
 
     settings.CHANNEL_LAYERS = {"default": {
@@ -71,8 +72,8 @@ def celery_on(redis_urls, settings):
 
     app.finalize()
     try:
-        with start_worker(app, pool="solo", concurrency=1, queues=["cpu", "gpu"], perform_ping_check=False,
-                          shutdown_timeout=20):
+        with start_worker(app, pool="solo", concurrency=1, queues=["cpu", "gpu", settings.SIGHTLINE_CHECK_QUEUE],
+                          perform_ping_check=False, shutdown_timeout=20):
             yield app
     finally:
         site_app.set_current()

@@ -63,7 +63,8 @@ def run_deep_search(deep_id: int, evaluator, publish) -> str:
         result = search.run(board, _budget(job.search, deep.budget), progress=progress)
     except Exception as exc:
         log.exception("deeper search %s failed", deep.pk)
-        DeepSearch.objects.filter(pk=deep.pk).update(status=DeepSearch.Status.FAILED, error=f"{type(exc).__name__}: {exc}")
+        DeepSearch.objects.filter(pk=deep.pk).update(status=DeepSearch.Status.FAILED,
+                                                     error=f"{type(exc).__name__}: {exc}")
         Deep.of(header, None, white_to_move, status="failed", error=f"{type(exc).__name__}: {exc}",
                 final=True).send(publish)
         return DeepSearch.Status.FAILED

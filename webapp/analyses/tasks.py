@@ -37,7 +37,8 @@ def run_analysis(job_id: str) -> str:
 def compute_attention(job_id: str, node_id: int) -> str:
     """Attention of every layer and head for one node of a job, stored compactly."""
     job = AnalysisJob.objects.select_related("network").get(pk=job_id)
-    entry = AttentionMap.objects.filter(position_key=node_key(job, node_id), network_checksum=job.network.checksum).first()
+    entry = AttentionMap.objects.filter(position_key=node_key(job, node_id),
+                                        network_checksum=job.network.checksum).first()
     if entry is None or entry.status == AttentionMap.Status.READY:
         return "missing" if entry is None else entry.status
     try:

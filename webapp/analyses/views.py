@@ -12,6 +12,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import redirect, render
 from django.urls import Resolver404, reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from analysis.evaluator import WIN_PERCENT_SLOPE
@@ -122,7 +123,8 @@ def job_page(request: HttpRequest, job_id: str) -> HttpResponse:
         "can_add_moves": owns(request, job),
         "win_percent_slope": WIN_PERCENT_SLOPE,  # the page's centipawn figures use the library's formula
         "urls": {"ws": f"/ws/jobs/{job.id}/", "state": reverse("job_state", args=[job.id]),
-                 "nodes": f"/api/jobs/{job.id}/nodes/", "moves": reverse("job_moves", args=[job.id]), "deeper": reverse("job_deeper", args=[job.id]), "board_svg": f"/jobs/{job.id}/nodes/",
+                 "nodes": f"/api/jobs/{job.id}/nodes/", "moves": reverse("job_moves", args=[job.id]),
+                 "deeper": reverse("job_deeper", args=[job.id]), "board_svg": f"/jobs/{job.id}/nodes/",
                  "heads_show": reverse("head_show", args=[job.network.name]),
                  "atlas": reverse("head_atlas", args=[job.network.name])},
     }
@@ -243,7 +245,8 @@ def attention(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse:
     if not 0 <= layer < shape[0]:  # refuse before queueing any work
         return JsonResponse({"error": f"layer must be between 0 and {shape[0] - 1}."}, status=400)
     entry = AttentionMap.objects.filter(position_key=key, network_checksum=job.network.checksum).first()
-    retry = entry is not None and entry.status == AttentionMap.Status.FAILED and request.GET.get("retry") == "1"
+    retry = entry is not None and request.GET.get("retry") == "1" and (
+        entry.status == AttentionMap.Status.FAILED or _lost(entry))
     if entry is None or retry:  # new work for a worker: within the limits only
         refusal = refuse_new_computation(request, job)
         if refusal is not None:
@@ -275,12 +278,21 @@ def attention(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse:
     return response
 
 
+def _lost(entry: AttentionMap) -> bool:
+    """Pending for longer than the broker takes to hand a lost message to another worker: no
+    task is behind it any more (an older version left such rows when Redis was down)."""
+    age = timezone.now() - entry.created_at
+    return entry.status == AttentionMap.Status.PENDING and age.total_seconds() > settings.SIGHTLINE_VISIBILITY_TIMEOUT_S
+
+
 def _queue_attention(job, node_id: int, entry: AttentionMap, created: bool) -> None:
     """Send the attention task for ``entry`` (new, or failed and retried). When the broker cannot
-    take it, the entry is withdrawn (a new one deleted, a retried one failed again as it was), so
+    take it, the entry is withdrawn (a new one deleted, a retried one put back as it was), so
     nothing stays pending without a task and the next request queues it afresh."""
-    before = (entry.status, entry.error)
-    AttentionMap.objects.filter(pk=entry.pk).update(status=AttentionMap.Status.PENDING, error="")
+    before = {"status": entry.status, "error": entry.error, "created_at": entry.created_at}
+    # created_at restarts: it is when the current computation was queued.
+    AttentionMap.objects.filter(pk=entry.pk).update(status=AttentionMap.Status.PENDING, error="",
+                                                    created_at=timezone.now())
     entry.status = AttentionMap.Status.PENDING
     try:
         dispatch.send_task("sightline.compute_attention", [str(job.id), node_id], queue=job.network.queue)
@@ -288,7 +300,7 @@ def _queue_attention(job, node_id: int, entry: AttentionMap, created: bool) -> N
         if created:
             AttentionMap.objects.filter(pk=entry.pk, status=AttentionMap.Status.PENDING).delete()
         else:
-            AttentionMap.objects.filter(pk=entry.pk).update(status=before[0], error=before[1])
+            AttentionMap.objects.filter(pk=entry.pk).update(**before)
         raise
 
 
