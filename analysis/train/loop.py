@@ -12,8 +12,9 @@ import math
 import os
 import platform
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -128,133 +129,189 @@ def train(cfg: TrainConfig, *, progress: bool = True) -> Path:
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed + rank)
-    use_amp = cfg.amp == "on" or (cfg.amp == "auto" and device.type == "cuda")
-
-    def autocast():
-        return torch.autocast(device.type, dtype=torch.bfloat16, enabled=use_amp)
-
     family = get_family(cfg.family)
     model_config = family.preset(cfg.model, **cfg.model_overrides)
     train_set = training_dataset(family, cfg, "train", model_config)
-    try:  # the held-out games: validation loss only, never used to pick weights
+    val_set, val_batches = _validation(family, cfg, model_config)
+    run = _Run.start(cfg, family, model_config, device, rank)
+    net = _parallel(run.model, cfg, world, local_rank, device)
+    sampler = EpochBatches(len(train_set), cfg.batch_size, seed=cfg.seed, rank=rank, world=world,
+                           start_batch=run.step)
+    run.steps(net, iter(_loader(train_set, sampler, cfg.num_workers, device)), val_batches, progress)
+
+    export = cfg.export_path
+    if rank == 0:
+        final = run.swa.module if run.swa.n_averaged.item() > 0 else run.model
+        provenance = _provenance(cfg, run, len(train_set), len(val_set) if val_set is not None else 0, world)
+        if run.init_provenance is not None:
+            provenance["init_from"] = run.init_provenance
+        if family.training_provenance is not None:
+            provenance.update(family.training_provenance(model_config, run.init_provenance))
+        save_checkpoint(export, final.to("cpu"), trained=True, provenance=provenance)
+        plot_curves(run.history, export.with_suffix(".loss.png"))
+    if world > 1:
+        dist.barrier()
+        dist.destroy_process_group()
+    return export
+
+
+def _validation(family, cfg: TrainConfig, model_config) -> tuple[Any, list]:
+    """The held-out games (validation loss only, never used to pick weights) and the batches scored."""
+    try:
         val_set = training_dataset(family, cfg, "test", model_config)
     except ValueError:
-        val_set = None
-    val_batches = []
-    if val_set is not None:
-        val_idx = np.random.default_rng(cfg.seed).permutation(len(val_set))
-        val_batches = [val_set[val_idx[i * cfg.batch_size:(i + 1) * cfg.batch_size]]
-                       for i in range(min(cfg.val_batches, math.ceil(len(val_set) / cfg.batch_size)))]
+        return None, []
+    val_idx = np.random.default_rng(cfg.seed).permutation(len(val_set))
+    return val_set, [val_set[val_idx[i * cfg.batch_size:(i + 1) * cfg.batch_size]]
+                     for i in range(min(cfg.val_batches, math.ceil(len(val_set) / cfg.batch_size)))]
 
-    model = family.build(model_config)
-    init_provenance = _initialise_from(model, cfg.init_from) if cfg.init_from else None
-    model = model.to(device)
-    optimizer = _OPTIMIZERS[cfg.optimizer](model.parameters(), lr=cfg.lr_at(0), betas=tuple(cfg.betas), eps=cfg.eps,
-                                           weight_decay=cfg.weight_decay)
-    # The exported weights: SWA's equal-weight average, or with ema_decay an exponential moving average.
-    swa = torch.optim.swa_utils.AveragedModel(
-        model, multi_avg_fn=torch.optim.swa_utils.get_ema_multi_avg_fn(cfg.ema_decay) if cfg.ema_decay else None)
-    cfg.out.mkdir(parents=True, exist_ok=True)
-    state_path = cfg.out / STATE_FILE
-    step, elapsed, history = 0, 0.0, {"train": [], "val": []}
-    if state_path.exists():
-        state = torch.load(state_path, map_location=device, weights_only=False)
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        swa.load_state_dict(state["swa"])
-        step, elapsed, history = state["step"], state["elapsed"], state["history"]
-        torch.set_rng_state(state["torch_rng"])
+
+def _parallel(model: torch.nn.Module, cfg: TrainConfig, world: int, local_rank: int, device: torch.device):
+    """What the steps run: the model, under DDP with several processes, compiled when asked."""
     net = model
     if world > 1:
         # Heads whose loss weight is 0 (Chessformer's q_cat, st_cat by default) get no gradient.
         unused = any(v == 0 for v in asdict(cfg.loss).values())
         net = torch.nn.parallel.DistributedDataParallel(
             model, device_ids=[local_rank] if device.type == "cuda" else None, find_unused_parameters=unused)
-    if cfg.compile:
-        net = torch.compile(net)
+    return torch.compile(net) if cfg.compile else net
 
-    sampler = EpochBatches(len(train_set), cfg.batch_size, seed=cfg.seed, rank=rank, world=world, start_batch=step)
-    batches = iter(_loader(train_set, sampler, cfg.num_workers, device))
-    bar = tqdm(total=cfg.steps, initial=step, desc="training", unit="step", disable=not progress or rank != 0)
-    window: dict[str, float] = {}
-    started = time.time() - elapsed
 
-    def save_state():
-        if rank != 0:
+@dataclass
+class _Run:
+    """A training run's state: the model, its optimizer and averaged copy, the step and the history."""
+
+    cfg: TrainConfig
+    family: Any
+    model: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    swa: torch.optim.swa_utils.AveragedModel
+    device: torch.device
+    rank: int
+    use_amp: bool
+    init_provenance: dict | None
+    step: int = 0
+    elapsed: float = 0.0
+    history: dict = field(default_factory=lambda: {"train": [], "val": []})
+    started: float = 0.0
+
+    @classmethod
+    def start(cls, cfg: TrainConfig, family, model_config, device: torch.device, rank: int) -> "_Run":
+        """A new run, or the one saved in ``cfg.out`` resumed."""
+        model = family.build(model_config)
+        init_provenance = _initialise_from(model, cfg.init_from) if cfg.init_from else None
+        model = model.to(device)
+        optimizer = _OPTIMIZERS[cfg.optimizer](model.parameters(), lr=cfg.lr_at(0), betas=tuple(cfg.betas),
+                                               eps=cfg.eps, weight_decay=cfg.weight_decay)
+        # The exported weights: SWA's equal-weight average, or with ema_decay an exponential moving average.
+        swa = torch.optim.swa_utils.AveragedModel(
+            model, multi_avg_fn=torch.optim.swa_utils.get_ema_multi_avg_fn(cfg.ema_decay) if cfg.ema_decay else None)
+        use_amp = cfg.amp == "on" or (cfg.amp == "auto" and device.type == "cuda")
+        run = cls(cfg, family, model, optimizer, swa, device, rank, use_amp, init_provenance)
+        cfg.out.mkdir(parents=True, exist_ok=True)
+        if run.state_path.exists():
+            state = torch.load(run.state_path, map_location=device, weights_only=False)
+            model.load_state_dict(state["model"])
+            optimizer.load_state_dict(state["optimizer"])
+            swa.load_state_dict(state["swa"])
+            run.step, run.elapsed, run.history = state["step"], state["elapsed"], state["history"]
+            torch.set_rng_state(state["torch_rng"])
+        return run
+
+    @property
+    def state_path(self) -> Path:
+        return self.cfg.out / STATE_FILE
+
+    def autocast(self):
+        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.use_amp)
+
+    def save_state(self) -> None:
+        if self.rank != 0:
             return
-        tmp = state_path.with_name(STATE_FILE + ".tmp")
-        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "swa": swa.state_dict(),
-                    "step": step, "elapsed": time.time() - started, "history": history,
-                    "torch_rng": torch.get_rng_state(), "config": repr(cfg)}, tmp)
-        os.replace(tmp, state_path)
-        (cfg.out / HISTORY_FILE).write_text(json.dumps(history))
-        plot_curves(history, cfg.out / "loss_curves.png")
+        tmp = self.state_path.with_name(STATE_FILE + ".tmp")
+        torch.save({"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+                    "swa": self.swa.state_dict(), "step": self.step, "elapsed": time.time() - self.started,
+                    "history": self.history, "torch_rng": torch.get_rng_state(), "config": repr(self.cfg)}, tmp)
+        os.replace(tmp, self.state_path)
+        (self.cfg.out / HISTORY_FILE).write_text(json.dumps(self.history))
+        plot_curves(self.history, self.cfg.out / "loss_curves.png")
 
-    net.train()
-    while step < cfg.steps:
-        lr = cfg.lr_at(step, time.time() - started)
-        for group in optimizer.param_groups:
+    def steps(self, net, batches, val_batches: list, progress: bool) -> None:
+        """Optimizer steps up to ``cfg.steps`` (or the wall-clock limit), logging, validating and saving."""
+        cfg = self.cfg
+        bar = tqdm(total=cfg.steps, initial=self.step, desc="training", unit="step",
+                   disable=not progress or self.rank != 0)
+        window: dict[str, float] = {}
+        self.started = time.time() - self.elapsed
+        net.train()
+        while self.step < cfg.steps:
+            lr, terms, grad_norm = self._step(net, next(batches))
+            for k, v in terms.items():
+                window[k] = window.get(k, 0.0) + float(v.detach())
+            window["_n"] = window.get("_n", 0) + 1
+            if self.step % cfg.log_every == 0 or self.step == cfg.steps:
+                row = self._log(lr, grad_norm, window)
+                window = {}
+                bar.set_postfix(loss=f"{row['total']:.3f}", **({"pol": f"{row['policy']:.3f}"} if "policy" in row else {}))
+            if self.rank == 0 and val_batches and (self.step % cfg.val_every == 0 or self.step == cfg.steps):
+                self._validate(val_batches)
+            out_of_time = cfg.max_wall_minutes is not None and time.time() - self.started > 60 * cfg.max_wall_minutes
+            if self.step % cfg.checkpoint_every == 0 or self.step == cfg.steps or out_of_time:
+                self.save_state()
+            bar.update(1)
+            if out_of_time:
+                if self.rank == 0 and val_batches and (not self.history["val"]
+                                                       or self.history["val"][-1]["step"] != self.step):
+                    self._validate(val_batches)
+                break
+        bar.close()
+
+    def _step(self, net, batch: dict) -> tuple[float, dict, torch.Tensor]:
+        """One optimizer step (and the averaged model's update when due); (lr, loss terms, gradient norm)."""
+        cfg = self.cfg
+        lr = cfg.lr_at(self.step, time.time() - self.started)
+        for group in self.optimizer.param_groups:
             group["lr"] = lr
-        batch = _to(next(batches), device)
-        with autocast():
+        batch = _to(batch, self.device)
+        with self.autocast():
             out = net(batch["tokens"])
-        terms = family.losses(out, batch, cfg.loss)
-        optimizer.zero_grad(set_to_none=True)
+        terms = self.family.losses(out, batch, cfg.loss)
+        self.optimizer.zero_grad(set_to_none=True)
         terms["total"].backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-        optimizer.step()
-        step += 1
-        if cfg.swa_active(step, time.time() - started) and step % cfg.swa_every == 0:
-            swa.update_parameters(model)
-        for k, v in terms.items():
-            window[k] = window.get(k, 0.0) + float(v.detach())
-        window["_n"] = window.get("_n", 0) + 1
-        if step % cfg.log_every == 0 or step == cfg.steps:
-            n = window.pop("_n")
-            row = {"step": step, "lr": lr, "grad_norm": float(grad_norm), **{k: v / n for k, v in window.items()}}
-            history["train"].append(row)
-            window = {}
-            bar.set_postfix(loss=f"{row['total']:.3f}", **({"pol": f"{row['policy']:.3f}"} if "policy" in row else {}))
-        if rank == 0 and val_batches and (step % cfg.val_every == 0 or step == cfg.steps):
-            history["val"].append({"step": step, **_validate(model, val_batches, device, autocast, cfg)})
-        out_of_time = cfg.max_wall_minutes is not None and time.time() - started > 60 * cfg.max_wall_minutes
-        if step % cfg.checkpoint_every == 0 or step == cfg.steps or out_of_time:
-            save_state()
-        bar.update(1)
-        if out_of_time:
-            if rank == 0 and val_batches and (not history["val"] or history["val"][-1]["step"] != step):
-                history["val"].append({"step": step, **_validate(model, val_batches, device, autocast, cfg)})
-            break
-    bar.close()
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip)
+        self.optimizer.step()
+        self.step += 1
+        if cfg.swa_active(self.step, time.time() - self.started) and self.step % cfg.swa_every == 0:
+            self.swa.update_parameters(self.model)
+        return lr, terms, grad_norm
 
-    export = cfg.export_path
-    if rank == 0:
-        final = swa.module if swa.n_averaged.item() > 0 else model
-        wall = time.time() - started
-        last_val = history["val"][-1] if history["val"] else {}
-        provenance = {
-            "data": str(cfg.data), "data_card": read_card(cfg.data), "train_rows": len(train_set),
-            "extra_data": {str(p): read_card(p) for p in cfg.extra_data},
-            "test_rows": len(val_set) if val_set is not None else 0, "steps": step, "batch_size": cfg.batch_size, "world_size": world,
-            "wall_seconds": round(wall, 1), "hardware": _hardware(device, world), "torch": torch.__version__,
-            "preset": cfg.model, "parameters": sum(p.numel() for p in model.parameters()),
-            "optimizer": {"nadam": "Nadam", "adam": "Adam"}[cfg.optimizer],
-            "betas": list(cfg.betas), "eps": cfg.eps, "grad_clip": cfg.grad_clip, "lr_steps": cfg.lr_steps, "schedule": cfg.schedule,
-            "swa": {"start": cfg.swa_start, "every": cfg.swa_every, "averaged": int(swa.n_averaged.item()),
-                    **({"ema_decay": cfg.ema_decay} if cfg.ema_decay else {})},
-            "loss_weights": asdict(cfg.loss), "policy_temperature": cfg.policy_temperature,
-            "wdl_target": cfg.wdl_target, "fen_only_share": cfg.fen_only_share,
-            "colour_flip_share": cfg.colour_flip_share,
-            "final_val": last_val, "amp_bf16": use_amp, "planned_steps": cfg.steps,
-            "stopped_by_time_limit": step < cfg.steps,
-        }
-        if init_provenance is not None:
-            provenance["init_from"] = init_provenance
-        if family.training_provenance is not None:
-            provenance.update(family.training_provenance(model_config, init_provenance))
-        save_checkpoint(export, final.to("cpu"), trained=True, provenance=provenance)
-        plot_curves(history, export.with_suffix(".loss.png"))
-    if world > 1:
-        dist.barrier()
-        dist.destroy_process_group()
-    return export
+    def _log(self, lr: float, grad_norm: torch.Tensor, window: dict[str, float]) -> dict:
+        n = window.pop("_n")
+        row = {"step": self.step, "lr": lr, "grad_norm": float(grad_norm), **{k: v / n for k, v in window.items()}}
+        self.history["train"].append(row)
+        return row
+
+    def _validate(self, val_batches: list) -> None:
+        self.history["val"].append({"step": self.step, **_validate(self.model, val_batches, self.device,
+                                                                   self.autocast, self.cfg)})
+
+
+def _provenance(cfg: TrainConfig, run: _Run, train_rows: int, test_rows: int, world: int) -> dict:
+    """What the exported checkpoint records about its training."""
+    return {
+        "data": str(cfg.data), "data_card": read_card(cfg.data), "train_rows": train_rows,
+        "extra_data": {str(p): read_card(p) for p in cfg.extra_data},
+        "test_rows": test_rows, "steps": run.step, "batch_size": cfg.batch_size, "world_size": world,
+        "wall_seconds": round(time.time() - run.started, 1), "hardware": _hardware(run.device, world),
+        "torch": torch.__version__, "preset": cfg.model, "parameters": sum(p.numel() for p in run.model.parameters()),
+        "optimizer": {"nadam": "Nadam", "adam": "Adam"}[cfg.optimizer],
+        "betas": list(cfg.betas), "eps": cfg.eps, "grad_clip": cfg.grad_clip, "lr_steps": cfg.lr_steps,
+        "schedule": cfg.schedule,
+        "swa": {"start": cfg.swa_start, "every": cfg.swa_every, "averaged": int(run.swa.n_averaged.item()),
+                **({"ema_decay": cfg.ema_decay} if cfg.ema_decay else {})},
+        "loss_weights": asdict(cfg.loss), "policy_temperature": cfg.policy_temperature,
+        "wdl_target": cfg.wdl_target, "fen_only_share": cfg.fen_only_share,
+        "colour_flip_share": cfg.colour_flip_share,
+        "final_val": run.history["val"][-1] if run.history["val"] else {}, "amp_bf16": run.use_amp,
+        "planned_steps": cfg.steps, "stopped_by_time_limit": run.step < cfg.steps,
+    }
