@@ -84,12 +84,33 @@ def build_plan(cfg: GenerateConfig, out_dir: Path) -> dict:
     """Write ``plan.parquet`` under ``out_dir`` and the card's ``generate`` section; returns it."""
     if not 0 <= cfg.test_share < 1:
         raise ValueError("test_share must be in [0, 1)")
-    if not 0 <= cfg.perturb_share <= 1:
-        raise ValueError("perturb_share must be in [0, 1]")
-    if not 0 <= cfg.thinned_share <= 1:
-        raise ValueError("thinned_share must be in [0, 1]")
+    for name in ("perturb_share", "thinned_share"):
+        if not 0 <= getattr(cfg, name) <= 1:
+            raise ValueError(f"{name} must be in [0, 1]")
     started = time.time()
     rng = random.Random(cfg.seed)
+    candidates = _candidates(cfg, rng)
+    unique = _unique(candidates, cfg)
+    rows, priorities = _prioritised(unique, cfg, rng)
+    table = pa.table({
+        "fen": [r.fen for r in rows],
+        "history_fen": [r.history_fen for r in rows],
+        "history_moves": [r.history_moves for r in rows],
+        "game_id": [r.game_id for r in rows],
+        "ply": [r.ply for r in rows],
+        "source": [r.source for r in rows],
+        "split": [game_split(r.game_id, cfg.test_share, cfg.seed) for r in rows],
+        "priority": priorities,
+    }, schema=PLAN_SCHEMA)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_table_atomic(table, out_dir / PLAN_FILE)
+    summary = _summary(cfg, table, len(candidates), len(unique), time.time() - started)
+    update_card(out_dir, "generate", summary)
+    return summary
+
+
+def _candidates(cfg: GenerateConfig, rng: random.Random) -> list[PositionSource]:
+    """Every source's positions, perturbed and thinned children included, before de-duplication."""
     candidates: list[PositionSource] = []
     for source, board in tqdm(pgn_positions(cfg.pgn_files, min_ply=cfg.min_ply), desc="PGN positions", unit="pos"):
         candidates.append(source)
@@ -102,8 +123,7 @@ def build_plan(cfg: GenerateConfig, out_dir: Path) -> dict:
             child = thin(board, rng, source.game_id)
             if child is not None:
                 candidates.append(child)
-    selfplay = _selfplay_positions(cfg, rng)
-    for source in selfplay:
+    for source in _selfplay_positions(cfg, rng):
         candidates.append(source)
         if rng.random() < cfg.perturb_share:
             child = perturb(source.board(), rng, source.game_id)
@@ -114,9 +134,12 @@ def build_plan(cfg: GenerateConfig, out_dir: Path) -> dict:
         openings = eco_openings(cfg.openings_dir) if cfg.openings_dir else []
         parents = opening_parents(openings, cfg.pgn_files, cfg.blunder_mate_plies)
         candidates.extend(tqdm(blunder_mate_positions(parents), desc="blunder mates", unit="pos"))
+    return candidates
 
-    # The value sanity suite's own positions are a test: never training data.
-    held_out = held_out_keys()
+
+def _unique(candidates: list[PositionSource], cfg: GenerateConfig) -> list[PositionSource]:
+    """One of each position (per game within the opening plies), the held-out ones dropped."""
+    held_out = held_out_keys()  # the value sanity suite's own positions are a test: never training data
     seen: set[str] = set()
     unique: list[PositionSource] = []
     for source in candidates:
@@ -128,10 +151,14 @@ def build_plan(cfg: GenerateConfig, out_dir: Path) -> dict:
         if key not in seen:
             seen.add(key)
             unique.append(source)
+    return unique
 
-    # Tactics first: a weighted random order (Efraimidis-Spirakis keys u^(1/w)),
-    # so a run cut short has spent its Stockfish time on the richest positions
-    # while quiet ones still appear.
+
+def _prioritised(unique: list[PositionSource], cfg: GenerateConfig,
+                 rng: random.Random) -> tuple[list[PositionSource], list[float]]:
+    """Tactics first: a weighted random order (Efraimidis-Spirakis keys u^(1/w)), so a run cut short
+    has spent its Stockfish time on the richest positions while quiet ones still appear; the rows
+    kept (``max_positions``) and their keys."""
     priorities = []
     for source in unique:
         weight = 1.0 + cfg.tactical_weight * tactical_score(chess.Board(source.fen))
@@ -139,25 +166,16 @@ def build_plan(cfg: GenerateConfig, out_dir: Path) -> dict:
     order = sorted(range(len(unique)), key=lambda i: -priorities[i])
     if cfg.max_positions is not None:
         order = order[: cfg.max_positions]
-    rows = [unique[i] for i in order]
-    table = pa.table({
-        "fen": [r.fen for r in rows],
-        "history_fen": [r.history_fen for r in rows],
-        "history_moves": [r.history_moves for r in rows],
-        "game_id": [r.game_id for r in rows],
-        "ply": [r.ply for r in rows],
-        "source": [r.source for r in rows],
-        "split": [game_split(r.game_id, cfg.test_share, cfg.seed) for r in rows],
-        "priority": [priorities[i] for i in order],
-    }, schema=PLAN_SCHEMA)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    write_table_atomic(table, out_dir / PLAN_FILE)
+    return [unique[i] for i in order], [priorities[i] for i in order]
 
+
+def _summary(cfg: GenerateConfig, table: pa.Table, candidates: int, unique: int, seconds: float) -> dict:
+    """The card's ``generate`` section."""
     def count(column: str) -> dict[str, int]:
         values = table[column].to_pylist()
         return {v: values.count(v) for v in sorted(set(values))}
 
-    summary = {
+    return {
         "pgn_files": [p.name for p in cfg.pgn_files],
         "openings_dir": str(cfg.openings_dir) if cfg.openings_dir else None,
         "selfplay_games": cfg.selfplay_games,
@@ -170,13 +188,11 @@ def build_plan(cfg: GenerateConfig, out_dir: Path) -> dict:
         "blunder_mate_plies": cfg.blunder_mate_plies,
         "test_share": cfg.test_share,
         "seed": cfg.seed,
-        "candidates": len(candidates),
-        "unique_positions": len(unique),
+        "candidates": candidates,
+        "unique_positions": unique,
         "planned_positions": table.num_rows,
         "by_source": count("source"),
         "by_split": count("split"),
         "games": len(set(table["game_id"].to_pylist())),
-        "seconds": round(time.time() - started, 1),
+        "seconds": round(seconds, 1),
     }
-    update_card(out_dir, "generate", summary)
-    return summary
