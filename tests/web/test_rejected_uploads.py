@@ -103,3 +103,20 @@ def test_a_file_another_network_uses_is_kept(admin_client, django_capture_on_com
     Network.objects.create(name="twin", checksum="1" * 64, file=network.file.name, status=Network.Status.READY)
     assert registry.check_network(network.pk) == Network.Status.REJECTED
     assert stored_files(settings) == [network.path.name]
+
+
+@pytest.mark.parametrize("make, words", [
+    ("zeros_bomb", "the network unpacks to more than 2 GiB"),
+    ("declared_tensor_bomb", "the network declares weights of 3 GiB: it unpacks to more than 2 GiB"),
+])
+def test_an_lc0_bomb_upload_is_refused_in_words_and_deleted(admin_client, django_capture_on_commit_callbacks,
+                                                            settings, make, words):
+    """The probe's over-limit Lc0 uploads were refused as "the check itself failed"."""
+    from tests import lc0_bombs
+
+    network = upload(admin_client, django_capture_on_commit_callbacks, "bomb", getattr(lc0_bombs, make)(),
+                     "bomb.pb.gz")  # 3 GiB unpacked, about 3 MB uploaded
+    assert registry.check_network(network.pk) == Network.Status.REJECTED
+    network.refresh_from_db()
+    assert network.status_message == words
+    assert stored_files(settings) == []
