@@ -67,7 +67,7 @@ def check_readable_evaluation(page) -> None:
     header, *rows = layout["rows"]
     assert rows and all(any(row[i].strip() for row in rows) for i in range(len(header))), layout["rows"]
     assert "Q" not in header and "score" not in header  # policy search: moves and priors only
-    white = page.evaluate("window.__sightline.whiteScore(0)")
+    white = page.evaluate("window.__sightline.results.score(0)")  # White's, as every value the page holds
     cp = score_to_centipawns(white)
     text = page.inner_text("#eval-big").replace("−", "-")
     assert abs(float(text) * 100 - cp) <= 1 and (text.startswith("+") or cp <= 0), (text, cp)
