@@ -211,9 +211,27 @@ def _white_view_into(x: np.ndarray, bitboards: np.ndarray, flags: np.ndarray) ->
     kind = np.empty(64, np.int64)
     side = np.empty(64, np.int64)
     _mailbox(bitboards, kind, side)
+    buf = np.empty(32, np.int64)
+    low, count = _attackers(kind, side, buf)
+    ctl = np.empty((2, 64), np.float32)
+    for row in range(2):
+        for sq in range(64):
+            ctl[row, sq] = _control(low[row, sq])
+    x[_STM_AT] = flags[0]
+    for row in range(2):
+        _side_features(x, row, kind, side, flags)
+        _pawn_features(x, row, kind, side, ctl)
+        _piece_features(x, row, kind, side, low, count, ctl, buf)
+    for sq in range(64):
+        x[_SQUARES_AT + sq] = ctl[0, sq]
+        x[_SQUARES_AT + 64 + sq] = ctl[1, sq]
+
+
+@numba.njit(cache=True)
+def _attackers(kind: np.ndarray, side: np.ndarray, buf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per side and square: the SEE value of its least valuable attacker (0: none) and how many attack it."""
     low = np.zeros((2, 64), np.int64)
     count = np.zeros((2, 64), np.int64)
-    buf = np.empty(32, np.int64)
     for sq in range(64):
         if kind[sq] == 0:
             continue
@@ -223,74 +241,82 @@ def _white_view_into(x: np.ndarray, bitboards: np.ndarray, flags: np.ndarray) ->
             count[row, t] += 1
             if low[row, t] == 0 or value < low[row, t]:
                 low[row, t] = value
-    ctl = np.empty((2, 64), np.float32)
-    for row in range(2):
+    return low, count
+
+
+@numba.njit(cache=True)
+def _side_features(x: np.ndarray, row: int, kind: np.ndarray, side: np.ndarray, flags: np.ndarray) -> None:
+    """One side's piece counts, castling rights and king square."""
+    for j in range(_COUNT_KIND.shape[0]):
+        n = 0
         for sq in range(64):
-            ctl[row, sq] = _control(low[row, sq])
-    x[_STM_AT] = flags[0]
-    slots = np.empty(2, np.int64)
-    for row in range(2):
-        them = 1 - row
-        for j in range(_COUNT_KIND.shape[0]):
-            n = 0
-            for sq in range(64):
-                if kind[sq] == _COUNT_KIND[j] and side[sq] == row:
-                    n += 1
-            x[_COUNT_AT[row, j]] = n / _COUNT_DIV[j]
-        for j in range(4):
-            x[_CASTLE_AT[row, j]] = flags[1 + 2 * row + j % 2]
-        king = flags[5 + row]
-        if king >= 0:
-            x[_KING_AT[row]] = (king % 8) / 7
-            x[_KING_AT[row] + 1] = (king // 8) / 7
-        taken = np.zeros(8, np.bool_)
-        placed = 0
-        for sq in range(64):  # ascending squares, as the reference scans them
-            if kind[sq] != 1 or side[sq] != row or placed == 8:
-                continue
-            f = sq % 8
-            for d in range(8):
-                slot = -1
-                if f - d >= 0 and not taken[f - d]:
-                    slot = f - d
-                elif f + d < 8 and not taken[f + d]:
-                    slot = f + d
-                if slot >= 0:
-                    taken[slot] = True
-                    placed += 1
-                    base = _PAWN_AT[row, slot]
-                    x[base] = 1.0
-                    x[base + 1] = f / 7
-                    x[base + 2] = (sq // 8) / 7
-                    x[base + 3] = ctl[0, sq]
-                    x[base + 4] = ctl[1, sq]
-                    break
-        for j in range(_SLOT_KIND.shape[0]):
-            _slot_squares(kind, side, _SLOT_KIND[j], row, slots)
-            for i in range(2):
-                base, sq = _SLOT_AT[row, j, i], slots[i]
-                if base < 0 or sq < 0:
-                    continue
+            if kind[sq] == _COUNT_KIND[j] and side[sq] == row:
+                n += 1
+        x[_COUNT_AT[row, j]] = n / _COUNT_DIV[j]
+    for j in range(4):
+        x[_CASTLE_AT[row, j]] = flags[1 + 2 * row + j % 2]
+    king = flags[5 + row]
+    if king >= 0:
+        x[_KING_AT[row]] = (king % 8) / 7
+        x[_KING_AT[row] + 1] = (king // 8) / 7
+
+
+@numba.njit(cache=True)
+def _pawn_features(x: np.ndarray, row: int, kind: np.ndarray, side: np.ndarray, ctl: np.ndarray) -> None:
+    """One side's pawns, each in the free slot nearest its file (the reference's order)."""
+    taken = np.zeros(8, np.bool_)
+    placed = 0
+    for sq in range(64):  # ascending squares, as the reference scans them
+        if kind[sq] != 1 or side[sq] != row or placed == 8:
+            continue
+        f = sq % 8
+        for d in range(8):
+            slot = -1
+            if f - d >= 0 and not taken[f - d]:
+                slot = f - d
+            elif f + d < 8 and not taken[f + d]:
+                slot = f + d
+            if slot >= 0:
+                taken[slot] = True
+                placed += 1
+                base = _PAWN_AT[row, slot]
                 x[base] = 1.0
-                x[base + 1] = (sq % 8) / 7
+                x[base + 1] = f / 7
                 x[base + 2] = (sq // 8) / 7
-                for ray in range(_RAY_COUNT[j]):
-                    x[base + 3 + ray] = _ray_length(sq, _RAY_DIRS[j, ray], side) / 7
-                safe = 0
-                for i2 in range(_attacks(sq, kind, side, buf)):
-                    t = buf[i2]
-                    if side[t] == row:
-                        continue
-                    a = low[them, t]
-                    if a == 0 or (a >= _SEE[kind[sq]] and count[row, t] >= 2):
-                        safe += 1
-                tail = base + 3 + _RAY_COUNT[j]
-                x[tail] = safe / _SAFE_DIV[j]
-                x[tail + 1] = ctl[0, sq]
-                x[tail + 2] = ctl[1, sq]
-    for sq in range(64):
-        x[_SQUARES_AT + sq] = ctl[0, sq]
-        x[_SQUARES_AT + 64 + sq] = ctl[1, sq]
+                x[base + 3] = ctl[0, sq]
+                x[base + 4] = ctl[1, sq]
+                break
+
+
+@numba.njit(cache=True)
+def _piece_features(x: np.ndarray, row: int, kind: np.ndarray, side: np.ndarray, low: np.ndarray,
+                    count: np.ndarray, ctl: np.ndarray, buf: np.ndarray) -> None:
+    """One side's pieces in their slots: square, ray lengths, safe moves, control of the square."""
+    them = 1 - row
+    slots = np.empty(2, np.int64)
+    for j in range(_SLOT_KIND.shape[0]):
+        _slot_squares(kind, side, _SLOT_KIND[j], row, slots)
+        for i in range(2):
+            base, sq = _SLOT_AT[row, j, i], slots[i]
+            if base < 0 or sq < 0:
+                continue
+            x[base] = 1.0
+            x[base + 1] = (sq % 8) / 7
+            x[base + 2] = (sq // 8) / 7
+            for ray in range(_RAY_COUNT[j]):
+                x[base + 3 + ray] = _ray_length(sq, _RAY_DIRS[j, ray], side) / 7
+            safe = 0
+            for i2 in range(_attacks(sq, kind, side, buf)):
+                t = buf[i2]
+                if side[t] == row:
+                    continue
+                a = low[them, t]
+                if a == 0 or (a >= _SEE[kind[sq]] and count[row, t] >= 2):
+                    safe += 1
+            tail = base + 3 + _RAY_COUNT[j]
+            x[tail] = safe / _SAFE_DIV[j]
+            x[tail + 1] = ctl[0, sq]
+            x[tail + 2] = ctl[1, sq]
 
 
 def board_arrays(board: chess.Board) -> tuple[np.ndarray, np.ndarray]:
