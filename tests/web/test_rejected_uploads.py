@@ -120,3 +120,36 @@ def test_an_lc0_bomb_upload_is_refused_in_words_and_deleted(admin_client, django
     network.refresh_from_db()
     assert network.status_message == words
     assert stored_files(settings) == []
+
+
+@pytest.mark.parametrize("filename, fragment", [("net.onnx", "Only .safetensors checkpoints are accepted"),
+                                                ("net.safetensors", "already registered")])
+def test_an_upload_refused_by_the_form_leaves_no_file(admin_client, settings, tmp_path, tiny_checkpoint,
+                                                      tiny_network, monkeypatch, filename, fragment):
+    """Over FILE_UPLOAD_MAX_MEMORY_SIZE an upload is spooled to a temporary file: gone once refused."""
+    from html import unescape
+
+    from django.core.files import uploadedfile
+
+    spooled = []
+    spool_file = uploadedfile.TemporaryUploadedFile.__init__
+
+    def recorded(self, *args, **kwargs):
+        spool_file(self, *args, **kwargs)
+        spooled.append(Path(self.temporary_file_path()))
+
+    monkeypatch.setattr(uploadedfile.TemporaryUploadedFile, "__init__", recorded)
+
+    settings.FILE_UPLOAD_TEMP_DIR = spool = tmp_path / "spool"
+    settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 64 * 1024  # cf-tiny is 0.3 MB
+    spool.mkdir()
+    data = Path(tiny_checkpoint).read_bytes() if filename.endswith(".safetensors") else bytes(3 * 1024 * 1024)
+    assert len(data) > settings.FILE_UPLOAD_MAX_MEMORY_SIZE
+    before = stored_files(settings)
+    response = admin_client.post(ADD_URL, {"name": "refused", "file": SimpleUploadedFile(filename, data), "card": "",
+                                           "queue": "cpu", "active": "on"})
+    assert response.status_code == 200 and fragment in unescape(response.content.decode())
+    assert not Network.objects.filter(name="refused").exists()
+    assert len(spooled) == 1 and spooled[0].parent == spool and not spooled[0].exists()
+    assert list(spool.iterdir()) == [] and stored_files(settings) == before
+    assert not Path(settings.MEDIA_ROOT, "kept-uploads").exists()
