@@ -15,8 +15,6 @@ from typing import Literal
 MATERIAL = "material"
 MATERIAL_GREEDY = "material-greedy"
 _GREEDY_NAMES = (MATERIAL_GREEDY, "greedy")
-SPEC_HELP = "checkpoint path, material, material-greedy or stockfish[:elo=N]"
-
 SpecKind = Literal["checkpoint", "material", "material-greedy", "stockfish"]
 
 

@@ -25,7 +25,6 @@ from analysis.encoding.registry import Encoding
 NAME = "chessbench/fen77"
 CHARACTERS = "0123456789abcdefghpnrkqPBNRQKw."
 SEQUENCE_LENGTH = 77
-EMPTY = CHARACTERS.index(".")
 BOARD_TOKENS = slice(1, 65)  # the 64 squares within the 77 tokens
 
 _LOOKUP = np.full(256, 255, np.uint8)

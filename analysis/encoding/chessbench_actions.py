@@ -15,7 +15,6 @@ here, since a network's action tokens must mean what its weights learnt.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Sequence
 
 import chess
 import numpy as np
@@ -75,5 +74,3 @@ def vocabulary_uci() -> list[str]:
     return list(actions())
 
 
-def moves_to_actions(moves: Sequence[chess.Move]) -> np.ndarray:
-    return np.fromiter((move_to_action(m) for m in moves), np.int64, count=len(moves))

@@ -1,10 +1,9 @@
 """The 363 board features compiled with numba, from python-chess's bitboards.
 
 ``features.board_features`` is the readable reference: Python loops over pieces and squares,
-about 1.5 ms a position, while a search evaluates about one position per node. This module
-computes the same numbers (``tests/test_giraffe_compiled.py`` checks them equal on the STS
-suite and on random game positions) in compiled loops over a 64-square board, a few
-microseconds a position. The layout (where each number goes) is taken from the reference's
+too slow for a search that evaluates about one position per node. This module computes the
+same numbers (``tests/test_giraffe_compiled.py`` checks them equal on the STS suite and on
+random game positions) in compiled loops over a 64-square board. The layout (where each number goes) is taken from the reference's
 ``INDEX``, so the two cannot drift apart.
 """
 
@@ -14,7 +13,7 @@ import chess
 import numba
 import numpy as np
 
-from analysis.encoding.giraffe.features import (_COUNT_SCALE, _COUNTED, _RAYS, _SAFE_SCALE, _SLOTS,
+from analysis.encoding.giraffe.features import (_COUNT_SCALE, _COUNTED, _RAYS, _SAFE_SCALE,
                                                 BOARD_FEATURES, DIRECTIONS, GLOBAL_SIZE, INDEX,
                                                 PIECE_SIZE, SEE_VALUE, _SIDE_INDEX)
 

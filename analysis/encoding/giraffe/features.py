@@ -109,11 +109,6 @@ def attack_tables(board: chess.Board) -> tuple[np.ndarray, np.ndarray]:
     return low, count
 
 
-def lowest_attackers(board: chess.Board) -> np.ndarray:
-    """(2, 64) SEE value of each side's least valuable attacker of each square; 0 when none."""
-    return attack_tables(board)[0]
-
-
 def _slot_pieces(board: chess.Board, kind: int, color: chess.Color) -> list[int | None]:
     """Squares of ``color``'s pieces of ``kind`` in their slots (None: empty slot).
 

@@ -11,7 +11,7 @@ PositionKind = Literal["absolute", "relative_bias", "shaw"]
 # Largest value of each size a config may hold (cf-240m, the largest preset, has 15 / 1024 /
 # 32 / 4096 / 32 / 128 / 32 / 512). A checkpoint's header can claim any size, and even the
 # meta-device skeleton that loading builds first takes time linear in the layer count (a
-# 444-byte file claiming 1,000 layers held an admin request for 10 s), so configs are
+# 444-byte file claiming 1,000 layers held up an admin request while it was built), so configs are
 # bounded when they are made, before anything is built.
 CONFIG_LIMITS: dict[str, int] = {
     "layers": 64, "embed": 4096, "heads": 64, "ffn": 16384,

@@ -70,9 +70,8 @@ class Chessformer(nn.Module):
             nn.init.zeros_(layer.ffn[0].bias)
             nn.init.zeros_(layer.ffn[2].bias)
 
-    # Inference on a CPU runs large batches in chunks: measured with bench/inference.py
-    # (cf-6m, 2 cores), one batch of 256 ran at 105-111 positions/s and chunks of 64 at
-    # 155, since a large batch's (B, H, 64, 64) intermediates fall out of the caches.
+    # Inference on a CPU runs large batches in chunks: a large batch's (B, H, 64, 64)
+    # intermediates fall out of the caches (bench/inference.py --batches 64 256 compares them).
     CPU_INFERENCE_CHUNK = 64
 
     def forward(self, tokens: torch.Tensor, need_attention: bool = False) -> dict[str, torch.Tensor]:

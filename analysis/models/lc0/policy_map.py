@@ -23,7 +23,6 @@ import torch
 from analysis.encoding.policy_index import POLICY_SIZE, PROMOTION_PIECES, vocabulary
 
 CONV_PLANES = 80
-ATTENTION_LOGITS = 64 * 64 + 8 * 8 * 3  # 4288
 
 _QUEEN_DIRECTIONS = ((0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1), (-1, 0), (-1, 1))  # (file, rank)
 _KNIGHT_JUMPS = ((1, 2), (2, 1), (2, -1), (1, -2), (-1, -2), (-2, -1), (-2, 1), (-1, 2))
