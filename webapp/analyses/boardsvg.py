@@ -17,7 +17,7 @@ import numpy as np
 
 from webapp.analyses.gameinput import board_for
 
-MAX_ARROWS, ARROW_MIN = 5, 0.04  # as static/sightline/game.js
+MAX_ARROWS, ARROW_MIN = 5, 0.04  # as static/sightline/position.js
 POLICY_COLOUR, BEST_COLOUR = "#15781b80", "#1d4ed8cc"
 
 
