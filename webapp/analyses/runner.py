@@ -25,7 +25,6 @@ import chess
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
-from django.utils import timezone
 
 from analysis.evaluator import ForwardingEvaluator
 from webapp.analyses import lease
