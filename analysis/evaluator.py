@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any, Hashable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Hashable, Mapping, Protocol, Sequence, runtime_checkable
 
 import chess
 import numpy as np
@@ -83,12 +83,22 @@ class NoActionValues(ValueError):
     """``evaluate_actions`` asked of an evaluator whose capabilities have no action values."""
 
 
+ValueOnly = Callable[[chess.Board], float]
+
+
 @runtime_checkable
 class Evaluator(Protocol):
-    """Anything that scores positions in batches; ``capabilities`` says which outputs it has."""
+    """Anything that scores positions in batches; ``capabilities`` says which outputs it has.
+
+    ``value_only``: a path to one position's value alone (in [-1, 1] for the side to move,
+    as ``2 * score - 1``), or None. Searches ask it where they need no policy; an evaluator
+    that has one answers a position at a time as cheaply as in a batch, so searches do not
+    gather positions into batches for it. Wrappers forward it (``ForwardingEvaluator``).
+    """
 
     name: str
     capabilities: Capabilities
+    value_only: ValueOnly | None
 
     def evaluate(self, boards: Sequence[chess.Board], *, attention: bool = False,
                  temperature: float = 1.0) -> list[Evaluation]: ...
@@ -104,8 +114,9 @@ class Evaluator(Protocol):
 
 
 class ForwardingEvaluator:
-    """Base of the wrappers (batching, memo, prefetch): forwards a fixed set of attributes
-    and methods to ``inner``; subclasses override ``evaluate``."""
+    """Base of the wrappers (batching, memo, prefetch): forwards every member of the
+    ``Evaluator`` protocol to ``inner``, so a search sees through a wrapper the evaluator it
+    wraps; subclasses override ``evaluate``."""
 
     def __init__(self, inner: Evaluator):
         self.inner = inner
@@ -117,6 +128,10 @@ class ForwardingEvaluator:
     @property
     def capabilities(self) -> Capabilities:
         return self.inner.capabilities
+
+    @property
+    def value_only(self) -> ValueOnly | None:
+        return self.inner.value_only
 
     @property
     def trained(self) -> bool | None:
@@ -182,6 +197,11 @@ class MaterialEvaluator:
 
     name = "material"
     capabilities = Capabilities(policy=False, value=True, wdl=False)
+
+    @staticmethod
+    def value_only(board: chess.Board) -> float:
+        """``evaluate``'s value without the legal moves its uniform policy needs."""
+        return 2.0 * centipawns_to_score(100 * material_balance(board)) - 1.0
 
     def evaluate(self, boards: Sequence[chess.Board], *, attention: bool = False,
                  temperature: float = 1.0) -> list[Evaluation]:

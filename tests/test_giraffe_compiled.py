@@ -13,7 +13,7 @@ from analysis.encoding.giraffe import encode
 from analysis.encoding.giraffe.compiled import board_features_compiled
 from analysis.encoding.giraffe.features import FEATURE_NAMES, board_features
 from analysis.evaluator import ForwardingEvaluator
-from analysis.inference import make_evaluator
+from analysis.models.inference import make_evaluator
 from analysis.models import get_family
 from analysis.models.giraffe.compiled import CompiledGiraffe
 from analysis.train.giraffe.value_evaluator import GiraffeValueEvaluator
@@ -113,6 +113,8 @@ def test_changed_weights_are_read_again():
 
 class WithoutValueOnly(ForwardingEvaluator):
     """The same evaluator, seen by a search as one without a value-only path."""
+
+    value_only = None
 
 
 def test_value_only_leaves_the_search_unchanged():

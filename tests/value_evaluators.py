@@ -15,6 +15,7 @@ class ScoreEvaluator:
 
     name = "hand-made"
     capabilities = Capabilities(policy=False, value=True, wdl=False)
+    value_only = None
 
     def __init__(self, score: Callable[[chess.Board], float]):
         self.score = score

@@ -21,7 +21,7 @@ from typing import Hashable, Iterator
 import chess
 
 from analysis import search_catalogue as catalogue
-from analysis.evaluator import Evaluator, MaterialEvaluator
+from analysis.evaluator import Evaluator
 from analysis.material import CAPTURER_VALUES
 from analysis.search.base import (Budget, RootMove, Search, SearchControl, SearchResult, StopSearch,
                                   draw_by_rule, evaluation_value, game_over_result, mate_moves_from_plies,
@@ -63,7 +63,8 @@ def _from_tt(v: float, ply: int) -> float:
 
 @dataclass
 class AlphaBetaSettings:
-    """``batch_successors``: None means on for network evaluators, off for material count."""
+    """``batch_successors``: None means on unless the evaluator answers one position as cheaply
+    (it has ``value_only``: the material count, a compiled CPU kernel)."""
 
     max_depth: int = 64
     max_qdepth: int = 16
@@ -84,13 +85,11 @@ class AlphaBetaCore(Search):
         super().__init__(evaluator, settings)
         self._tt: dict[Hashable, tuple[float, float, int, chess.Move | None]] = {}
         self._cache: dict[Hashable, tuple[float, dict | None]] = {}  # policy None: not asked for yet
-        # An evaluator with ``value_only`` (a compiled one-position path) is asked for values alone
-        # where no policy is needed (quiescence), and gains nothing from batching successors.
-        self._value_only = getattr(evaluator, "value_only", None)
+        # An evaluator with ``value_only`` is asked for values alone where no policy is needed
+        # (quiescence), and gains nothing from batching successors.
+        self._value_only = evaluator.value_only
         batch = self.settings.batch_successors
-        if batch is None:
-            batch = not isinstance(evaluator, MaterialEvaluator) and self._value_only is None
-        self._batch = batch
+        self._batch = self._value_only is None if batch is None else batch
         self._use_policy = self.settings.policy_ordering and evaluator.capabilities.policy
         self._reset_run()
 
