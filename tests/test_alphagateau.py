@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from analysis.checkpoint import CheckpointError, load_checkpoint, load_evaluator, save_checkpoint
 from analysis.encoding.graph import GRAPH_5X5, GRAPH_8X8, input_width
 from analysis.encoding.graph_geometry import board_graph
-from analysis.inference import TorchEvaluator
+from analysis.models.inference import TorchEvaluator
 from analysis.models import get_family
 from analysis.models.alphagateau import PRESETS, build, parameter_count
 from analysis.models.alphagateau.gateau import Gateau, segment_softmax
@@ -138,7 +138,7 @@ def test_a_checkpoint_whose_edge_set_is_not_its_boards_is_refused(tmp_path):
 
 
 def test_a_gardner_network_moves_to_8x8_with_its_weights_and_its_training_boards(tmp_path):
-    from analysis.models.alphagateau.transfer import on_board
+    from analysis.train.alphagateau_transfer import on_board
 
     torch.manual_seed(0)
     gardner = build(PRESETS["ag-tiny"].__class__(blocks=1, width=16, board=5))
@@ -152,7 +152,7 @@ def test_a_gardner_network_moves_to_8x8_with_its_weights_and_its_training_boards
 
 
 def test_registering_a_gardner_only_network_is_a_clear_checkpoint_error(tmp_path):
-    from analysis.probe import probe_network
+    from analysis.checkpoint.probe import probe_network
 
     model = build(PRESETS["ag-tiny"].__class__(blocks=1, width=16, board=5))
     path = save_checkpoint(tmp_path / "g.safetensors", model, trained=False)

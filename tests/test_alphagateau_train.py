@@ -95,7 +95,7 @@ def _all_rows(data: GraphDataset) -> torch.Tensor:
 
 
 def _as_pasted(boards: list[chess.Board]) -> torch.Tensor:
-    """The evaluator's inputs for these boards (``analysis.inference`` calls ``network_inputs``)."""
+    """The evaluator's inputs for these boards (``analysis.models.inference`` calls ``network_inputs``)."""
     config = PRESETS["ag-tiny"]
     return torch.from_numpy(get_family("alphagateau").network_inputs(boards, GRAPH_8X8, config))
 

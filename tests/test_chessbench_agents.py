@@ -13,7 +13,7 @@ from analysis.checkpoint import save_checkpoint
 from analysis.cli import main
 from analysis.models import get_family
 from analysis.search import run_search
-from analysis.specs import resolve_evaluator
+from analysis.eval.specs import resolve_evaluator
 from tests.annotated_fixture import write_fixture_dataset
 
 FAMILY = get_family("chessbench")

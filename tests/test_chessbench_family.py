@@ -14,7 +14,7 @@ from analysis.checkpoint import CheckpointError, load_checkpoint, load_evaluator
 from analysis.encoding import get_encoding
 from analysis.encoding.chessbench import NAME as ENCODING
 from analysis.evaluator import NoActionValues
-from analysis.inference import TorchEvaluator
+from analysis.models.inference import TorchEvaluator
 from analysis.models import get_family
 from analysis.models.chessbench import PRESETS, ChessBenchConfig, build, parameter_count
 from analysis.models.chessbench.decoding import POLICY_TEMPERATURE

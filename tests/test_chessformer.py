@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from analysis.encoding import encode_tokens
-from analysis.inference import TorchEvaluator
+from analysis.models.inference import TorchEvaluator
 from analysis.models.chessformer import (
     CONFIG_LIMITS, PRESETS, Chessformer, ChessformerConfig, SelfAttention, displacement_index, parameter_count,
     preset,

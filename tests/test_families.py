@@ -17,11 +17,11 @@ from analysis.encoding import INPUT_FORMAT, get_encoding
 from analysis.eval.agents import MaterialGreedyAgent, SearchAgent
 from analysis.eval.prefetch import PrefetchedEvaluator
 from analysis.evaluator import Capabilities, MaterialEvaluator, NoActionValues, key_digest
-from analysis.inference import TorchEvaluator
+from analysis.models.inference import TorchEvaluator
 from analysis.models import FAMILIES, get_family
 from analysis.models.chessformer import PRESETS, Chessformer
 from analysis.search import Budget, run_search
-from analysis.specs import parse_spec, resolve_agent, resolve_evaluator
+from analysis.eval.specs import parse_spec, resolve_agent, resolve_evaluator
 from tests import toy_family
 
 BLACK_TO_MOVE = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 2 2"

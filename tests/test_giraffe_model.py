@@ -13,7 +13,7 @@ from analysis.models.giraffe.config import GiraffeConfig
 from analysis.models.giraffe.decoding import move_probabilities
 from analysis.models.giraffe.losses import GiraffeLossWeights
 from analysis.models.giraffe.move_model import rank_features
-from analysis.inference import make_evaluator
+from analysis.models.inference import make_evaluator
 
 FAMILY = get_family("giraffe")
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from analysis.evaluator import MaterialEvaluator
-from analysis.inference import make_evaluator
+from analysis.models.inference import make_evaluator
 from analysis.models import get_family
 from analysis.search import Budget, run_search
 from analysis.search.probability import ProbabilitySearch, ProbabilitySettings, move_allocations

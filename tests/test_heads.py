@@ -168,7 +168,7 @@ def test_every_attention_family_gets_an_atlas(family_name):
     queen and knight moves, were all "queen-moves" against a 64-square uniform baseline)."""
     import torch
 
-    from analysis.inference import TorchEvaluator
+    from analysis.models.inference import TorchEvaluator
     from analysis.models import get_family
 
     family = get_family(family_name)
@@ -191,7 +191,7 @@ def test_a_real_networks_atlas_is_the_same_for_black_and_the_mirrored_position()
     """The hand-built mirror test above with a real network's maps, through the evaluator's own
     un-mirroring: lc0's input format 4 has no side-to-move plane, so black to move and the mirrored
     position are the same input and must score exactly alike."""
-    from analysis.specs import resolve_evaluator
+    from analysis.eval.specs import resolve_evaluator
 
     evaluator = resolve_evaluator(str(require_shared_data("lc0/synthetic/synth_t1_pemap_single.pb.gz")))
     black = [b for b in load_sample() if b.turn == chess.BLACK][:6]

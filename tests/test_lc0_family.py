@@ -21,7 +21,7 @@ from analysis.models import get_family, importer_for
 from analysis.models.lc0 import convert, evaluate_boards, load_lc0
 from analysis.encoding.lc0_formats import BY_INPUT_FORMAT as ENCODINGS
 from analysis.search import Budget, run_search
-from analysis.specs import resolve_agent, resolve_evaluator
+from analysis.eval.specs import resolve_agent, resolve_evaluator
 from tests.conftest import ROOT, require_shared_data
 
 SE = "lc0/synthetic/synth_se_2x16_wdl_mlh.pb.gz"

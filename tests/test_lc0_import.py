@@ -21,7 +21,7 @@ from analysis.encoding.lc0_formats import (FLIP, MIRROR, TRANSPOSE, apply_transf
 from analysis.models.lc0.proto import net_class
 from analysis.models.lc0.reader import parse_net, read_net
 from analysis.models.lc0.weights import decode_layer
-from analysis.specs import resolve_evaluator
+from analysis.eval.specs import resolve_evaluator
 from tests.conftest import require_shared_data
 
 T1 = "lc0/synthetic/synth_t1_pemap_single.pb.gz"

@@ -13,7 +13,7 @@ from analysis.variants import VARIANTS
 
 def _agent(model: str, algo: str | None, nodes: int | None, device: str | None, movetime_ms: int | None = None):
     from analysis.checkpoint import CheckpointError
-    from analysis.specs import parse_spec, resolve_agent
+    from analysis.eval.specs import parse_spec, resolve_agent
 
     if not parse_spec(model).builtin and not algo:
         raise CommandError("--algo is required with a model checkpoint")
@@ -86,7 +86,7 @@ def _metrics(args) -> int:
     from analysis.checkpoint import CheckpointError
     from analysis.eval.agents import MaterialGreedyAgent
     from analysis.eval.static_metrics import evaluate_static, evaluate_static_greedy, load_test_positions
-    from analysis.specs import MATERIAL_GREEDY, parse_spec, resolve_evaluator
+    from analysis.eval.specs import MATERIAL_GREEDY, parse_spec, resolve_evaluator
 
     set_threads(args.threads)
     try:
@@ -154,7 +154,7 @@ def _match(args) -> int:
 
 def _spec_agent(spec: str, device: str | None):
     from analysis.checkpoint import CheckpointError
-    from analysis.specs import resolve_agent
+    from analysis.eval.specs import resolve_agent
 
     try:
         return resolve_agent(spec, device=device)

@@ -47,7 +47,7 @@ def register(subparsers) -> None:
 def load_model(model: str, device: str | None) -> "Evaluator":
     """The evaluator for ``--model``, or a one-line CommandError."""
     from analysis.checkpoint import CheckpointError
-    from analysis.specs import resolve_evaluator
+    from analysis.eval.specs import resolve_evaluator
 
     try:
         return resolve_evaluator(model, device=device)
@@ -166,7 +166,7 @@ def print_result(board: "chess.Board", result: "SearchResult", label: str) -> No
 
 def run_uci(args) -> int:
     from analysis.search.uci import UCIEngine
-    from analysis.specs import parse_spec
+    from analysis.eval.specs import parse_spec
 
     first = load_model(args.model, args.device)
     loaded = {"first": True}

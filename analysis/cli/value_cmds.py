@@ -13,7 +13,7 @@ def _evaluator(model: str, device: str | None, threads: int | None = None):
     """A checkpoint's evaluator, or the material-count evaluator for ``--model material``."""
     from analysis.checkpoint import CheckpointError
     from analysis.cli.eval_cmds import set_threads
-    from analysis.specs import resolve_evaluator
+    from analysis.eval.specs import resolve_evaluator
 
     set_threads(threads)
     try:

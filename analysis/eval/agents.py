@@ -6,7 +6,7 @@
 - ``MaterialGreedyAgent``: the 1-ply baseline.
 - ``StockfishAgent``: Stockfish, optionally weakened with UCI_LimitStrength/UCI_Elo.
 
-Agent specs (CLI) are read by ``analysis.specs.resolve_agent``: ``PATH:ALGO[:NODES]``,
+Agent specs (CLI) are read by ``analysis.eval.specs.resolve_agent``: ``PATH:ALGO[:NODES]``,
 ``material-greedy`` and ``stockfish[:elo=1350][,movetime=0.05][,nodes=N][,depth=N]``.
 """
 

@@ -26,7 +26,7 @@ from tqdm import tqdm
 
 from analysis.checkpoint import load_checkpoint, save_checkpoint
 from analysis.encoding import get_encoding
-from analysis.inference import TorchEvaluator, resolve_device
+from analysis.models.inference import TorchEvaluator, resolve_device
 from analysis.models import get_family
 from analysis.search.gumbel import GumbelMuZero, GumbelSettings
 from analysis.train.selfplay_config import SelfPlayConfig

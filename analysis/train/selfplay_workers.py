@@ -20,7 +20,7 @@ from typing import Iterator, Sequence
 import torch
 
 from analysis.encoding import get_encoding
-from analysis.inference import TorchEvaluator
+from analysis.models.inference import TorchEvaluator
 from analysis.models import get_family
 from analysis.search.gumbel import GumbelMuZero, GumbelSettings
 from analysis.train.selfplay_config import SelfPlayConfig

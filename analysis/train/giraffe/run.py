@@ -22,7 +22,7 @@ from tqdm import tqdm
 
 from analysis.checkpoint import save_checkpoint
 from analysis.eval.sts import load_sts, run_sts
-from analysis.inference import make_evaluator
+from analysis.models.inference import make_evaluator
 from analysis.models import get_family
 from analysis.train.giraffe.bootstrap import bootstrap_data, material_error, run_bootstrap, stockfish_data
 from analysis.train.giraffe.config import GiraffeRunConfig

@@ -106,8 +106,8 @@ def _check_tensors(path, family: str, tensors: dict[str, tuple[str, list[int]]],
 
 
 def load_evaluator(path: str | Path, device: str | None = None, *, name: str | None = None):
-    """A ready Evaluator for a checkpoint, on ``device`` (see analysis.inference.resolve_device)."""
-    from analysis.inference import TorchEvaluator
+    """A ready Evaluator for a checkpoint, on ``device`` (see analysis.models.inference.resolve_device)."""
+    from analysis.models.inference import TorchEvaluator
 
     model, meta = load_checkpoint(path)
     evaluator = TorchEvaluator(model, device=device, name=name or network_name(path), trained=meta.trained,

@@ -11,7 +11,7 @@ import torch
 
 from analysis.checkpoint import CheckpointError, CheckpointMeta
 from analysis.evaluator import NonFiniteOutput
-from analysis.inference import TorchEvaluator
+from analysis.models.inference import TorchEvaluator
 from analysis.positions import board_from_fen
 
 # White and black to move, castling and en passant, a middlegame, an endgame, a promotion:
