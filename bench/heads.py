@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from analysis.heads import AtlasConfig, compute_atlas  # noqa: E402
 from analysis.heads.sample import SAMPLE_SIZE  # noqa: E402
-from analysis.inference import make_evaluator  # noqa: E402
+from analysis.models.inference import make_evaluator  # noqa: E402
 from analysis.models import DEFAULT_FAMILY, get_family  # noqa: E402
 
 

@@ -32,7 +32,7 @@ from torch.utils.flop_counter import FlopCounterMode
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from analysis.checkpoint import load_checkpoint  # noqa: E402
-from analysis.inference import TorchEvaluator  # noqa: E402
+from analysis.models.inference import TorchEvaluator  # noqa: E402
 from analysis.models import DEFAULT_FAMILY, get_family  # noqa: E402
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}

@@ -8,7 +8,7 @@ import torch
 from django.db import IntegrityError, connection, transaction
 
 from analysis.checkpoint import load_checkpoint
-from analysis.inference import TorchEvaluator
+from analysis.models.inference import TorchEvaluator
 from tests.web.conftest import SHORT_GAME
 from webapp.analyses.gameinput import parse_pgn
 from webapp.analyses.jobs import create_job

@@ -18,9 +18,9 @@ from django.db import transaction
 
 from analysis.checkpoint import CheckpointError, file_sha256, load_checkpoint
 from analysis.evaluator import MaterialEvaluator
-from analysis.inference import TorchEvaluator
+from analysis.models.inference import TorchEvaluator
 from analysis.models import get_family, importer_for
-from analysis.probe import probe_network
+from analysis.checkpoint.probe import probe_network
 from webapp.networks.models import Network
 from webapp.networks.value_sanity import METRICS_KEY, site_verdict
 
