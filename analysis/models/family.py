@@ -90,7 +90,7 @@ class ModelFamily:
     # [-1, 1] for the side to move, without the policy).
     cpu_kernel: Callable[..., Any] | None = None
     # The search the site runs when a user names none (None: the site's own default), for a family
-    # that brings a search made for its networks: a search name of ``webapp.analyses.searches``.
+    # that brings a search made for its networks: a search name of ``analysis.search_catalogue``.
     default_search: str | None = None
     # Why its networks have no attention maps, in a sentence the site shows where the explorer and
     # the head atlas would be ("": the site's generic "has no attention maps").

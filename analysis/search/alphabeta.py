@@ -190,7 +190,7 @@ class AlphaBetaCore(Search):
         if self._node_limit is not None and self._nodes >= self._node_limit and not self._protected:
             raise StopSearch
         control = self._control
-        if control.stop_requested():  # every node: with a network, 64 nodes can take seconds
+        if control.stop_requested():  # every node: with a network, 64 nodes are a long wait
             raise StopSearch
         if self._nodes % _CHECK_EVERY == 0:
             if not self._protected and control.out_of_time():

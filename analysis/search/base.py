@@ -355,6 +355,3 @@ def mate_moves_from_plies(plies: int) -> int:
     """UCI mate distance in moves from a signed ply count (positive: side to move mates)."""
     return (plies + 1) // 2 if plies > 0 else -((-plies) // 2)
 
-
-def uniform_policy(moves: list[chess.Move]) -> dict[chess.Move, float]:
-    return {m: 1.0 / len(moves) for m in moves} if moves else {}

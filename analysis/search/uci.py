@@ -28,8 +28,7 @@ ENGINE_NAME = "Sightline"
 DEFAULT_MOVES_TO_GO = 30   # sudden death: plan as if this many moves remain
 MIN_THINK_MS = 10
 STOP_POLL_S = 0.02         # how often ``stop`` repeats its request until the search thread ends
-
-
+# ``go``'s tokens that take a number, and those of them that must be positive
 GO_NUMBERS = ("wtime", "btime", "winc", "binc", "movestogo", "depth", "nodes", "movetime", "mate")
 GO_POSITIVE = ("depth", "nodes", "movetime", "mate", "movestogo")
 
