@@ -128,25 +128,19 @@ def uci_options() -> list[UCIOption]:
 
 _MINIBATCH = UCIOption("MinibatchSize", "batch_size", "spin", 32, 1, 1024)
 
-POLICY = register(SearchSpec(
-    "policy", "Policy (the network's top move, no search)", "analysis.search.policy:PolicySearch",
-    "", 1, 1, 1, needs_policy=True))
-VALUE = register(SearchSpec(
-    "value", "Value (best move by 1-ply value)", "analysis.search.value:ValueSearch",
-    "", 1, 1, 1, needs_policy=False))
-MCTS = register(SearchSpec(
-    "mcts", "MCTS (PUCT)", "analysis.search.mcts:MCTS",
-    "nodes", 1, 20_000, 200, needs_policy=True,
-    uci_options=(UCIOption("CPuct", "cpuct", "number", 1.745), _MINIBATCH)))
-GUMBEL = register(SearchSpec(
-    "gumbel", "Gumbel MuZero (sequential halving)", "analysis.search.gumbel:GumbelMuZero",
-    "nodes", 2, 20_000, 64, needs_policy=True, uci_options=(_MINIBATCH,)))
-PROBABILITY = register(SearchSpec(
-    "probability", "Probability search", "analysis.search.probability:ProbabilitySearch",
-    "nodes", 1, 20_000, 200, needs_policy=True))
-ALPHABETA = register(SearchSpec(
-    "alphabeta", "Alpha-beta (network value at the leaves)", "analysis.search.alphabeta:AlphaBeta",
-    "depth", 1, 6, 2, needs_policy=False))
+# name, label, implementation, budget unit, min, max, default
+POLICY = register(SearchSpec("policy", "Policy (the network's top move, no search)",
+                             "analysis.search.policy:PolicySearch", "", 1, 1, 1, needs_policy=True))
+VALUE = register(SearchSpec("value", "Value (best move by 1-ply value)", "analysis.search.value:ValueSearch",
+                            "", 1, 1, 1, needs_policy=False))
+MCTS = register(SearchSpec("mcts", "MCTS (PUCT)", "analysis.search.mcts:MCTS", "nodes", 1, 20_000, 200,
+                           needs_policy=True, uci_options=(UCIOption("CPuct", "cpuct", "number", 1.745), _MINIBATCH)))
+GUMBEL = register(SearchSpec("gumbel", "Gumbel MuZero (sequential halving)", "analysis.search.gumbel:GumbelMuZero",
+                             "nodes", 2, 20_000, 64, needs_policy=True, uci_options=(_MINIBATCH,)))
+PROBABILITY = register(SearchSpec("probability", "Probability search", "analysis.search.probability:ProbabilitySearch",
+                                  "nodes", 1, 20_000, 200, needs_policy=True))
+ALPHABETA = register(SearchSpec("alphabeta", "Alpha-beta (network value at the leaves)",
+                                "analysis.search.alphabeta:AlphaBeta", "depth", 1, 6, 2, needs_policy=False))
 
 DEFAULT_SEARCH = VALUE.name
 """The search named when none is: it needs only a value, so every network can run it."""
