@@ -136,3 +136,40 @@ def test_the_schema_is_served(client):
 @settings(deadline=None, suppress_health_check=list(HealthCheck))
 def test_every_api_operation_answers_within_its_schema(case, api_data):
     case.call_and_validate(headers=api_data, excluded_checks=[positive_data_acceptance])
+
+
+DEEP = 5_000
+# Inputs the probe and the issue name, sent as-is and held to the same schema checks.
+HOSTILE_SUBMISSIONS = {
+    "nested 5,000 deep": b'{"pgn": "1. e4 *", "network": "material", "x": ' + b"[" * DEEP + b"]" * DEEP + b"}",
+    "nested at the top": b"[" * DEEP + b"]" * DEEP,
+    "lone surrogate in pgn": b'{"pgn": "1. e4 \\ud800 *", "network": "material"}',
+    "lone surrogate in network": b'{"pgn": "1. e4 *", "network": "\\udfff"}',
+    "lone surrogate as a key": b'{"pgn": "1. e4 *", "network": "material", "\\ud800": 1}',
+    "a 4,000-digit budget": b'{"pgn": "1. e4 *", "network": "material", "search": "mcts", "budget": 1'
+                            + b"0" * 4000 + b"}",
+    "a 5,000-digit budget": b'{"pgn": "1. e4 *", "network": "material", "budget": 1' + b"0" * 5000 + b"}",
+    "an overflowing float": b'{"pgn": "1. e4 *", "network": "material", "budget": 1e400}',
+    "NaN": b'{"pgn": "1. e4 *", "network": "material", "budget": NaN}',
+    "game_index 2**64": b'{"pgn": "1. e4 *", "network": "material", "search": "value", '
+                        b'"game_index": 18446744073709551616}',
+    "a list for pgn": b'{"pgn": ["1. e4 *"], "network": "material"}',
+    "not UTF-8": b'{"pgn": "1. e4 \xff *", "network": "material"}',
+}
+
+
+@pytest.fixture
+def token_header(db, memory_broker, material_network) -> dict[str, str]:
+    token = Token.objects.create(user=User.objects.create_user("hostile", password="pw")).key
+    return {"Authorization": f"Token {token}"}
+
+
+@pytest.mark.parametrize("body", HOSTILE_SUBMISSIONS.values(), ids=HOSTILE_SUBMISSIONS.keys())
+def test_hostile_submissions_get_a_400_within_the_schema(token_header, body):
+    from webapp.analyses.models import AnalysisJob
+
+    case = schema["/api/jobs/"]["POST"].Case(body=body, media_type="application/json")
+    response = case.call_and_validate(headers=token_header, excluded_checks=[positive_data_acceptance])
+    assert response.status_code == 400, response.text[:300]
+    assert response.json()["error"]
+    assert AnalysisJob.objects.count() == 0
