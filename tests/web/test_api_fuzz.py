@@ -132,6 +132,32 @@ def test_the_schema_is_served(client):
                           ("/api/jobs/{job_id}/nodes/{node_id}/attention/", "get")}
 
 
+def test_an_accepted_submission_is_sent_to_the_in_memory_broker(transactional_db, memory_broker, material_network,
+                                                                client):
+    """What the fuzz's accepted submissions go through: the real dispatch, no Redis."""
+    from webapp.analyses.models import AnalysisJob
+
+    token = Token.objects.create(user=User.objects.create_user("sender", password="pw")).key
+    response = client.post("/api/jobs/", {"pgn": SHORT_GAME, "network": "material", "search": "value"},
+                           content_type="application/json", HTTP_AUTHORIZATION=f"Token {token}")
+    assert response.status_code == 201, response.content[:300]
+    job = AnalysisJob.objects.get(pk=response.json()["id"])
+    assert job.task_id == str(job.id)  # set once the broker took the task
+    with memory_broker.connection_for_read() as connection:
+        queue = connection.SimpleQueue(material_network.queue)
+        sent = [(m.headers["task"], m.headers["id"]) for m in iter(lambda: _next_or_none(queue), None)]
+    assert ("sightline.run_analysis", str(job.id)) in sent
+
+
+def _next_or_none(queue):
+    from queue import Empty
+
+    try:
+        return queue.get_nowait()
+    except Empty:
+        return None
+
+
 @schema.parametrize()
 @settings(deadline=None, suppress_health_check=list(HealthCheck))
 def test_every_api_operation_answers_within_its_schema(case, api_data):
