@@ -159,7 +159,7 @@ def _next_or_none(queue):
 
 
 @schema.parametrize()
-@settings(deadline=None, suppress_health_check=list(HealthCheck))
+@settings(deadline=None, database=None, suppress_health_check=list(HealthCheck))
 def test_every_api_operation_answers_within_its_schema(case, api_data):
     case.call_and_validate(headers=api_data, excluded_checks=[positive_data_acceptance])
 
