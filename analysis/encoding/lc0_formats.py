@@ -33,7 +33,7 @@ from typing import Sequence
 import chess
 import numpy as np
 
-from analysis.encoding import lc0_planes
+import analysis.encoding.lc0_planes as lc0_planes
 from analysis.encoding.lc0 import LC0_PLANES
 from analysis.encoding.policy_index import move_to_index, vocabulary, vocabulary_uci
 from analysis.encoding.registry import Encoding

@@ -7,7 +7,6 @@ converted checkpoint; each network takes the encoding of its lc0 input format.
 
 from __future__ import annotations
 
-from functools import partial
 
 from analysis.models.family import Capabilities, Importer, ModelFamily
 from analysis.models.lc0.config import AttentionConfig, ResNetConfig

@@ -11,6 +11,7 @@ from torch import nn
 
 from analysis.models.lc0.activations import Activation
 from analysis.models.lc0.config import AttentionConfig
+from analysis.models.lc0.encoder import EncoderLayer
 from analysis.models.lc0.policy_map import attention_policy_index
 
 
@@ -23,8 +24,6 @@ class AttentionPolicyHead(nn.Module):
 
     def __init__(self, c: AttentionConfig):
         super().__init__()
-        from analysis.models.lc0.attention import EncoderLayer  # the policy encoders reuse the body's layer
-
         self.embed = None if c.shared_policy_embedding else nn.Linear(c.embed, c.policy_embed)
         self.act = Activation(c.activation)
         self.encoders = nn.ModuleList(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from analysis.errors import CheckpointError
 from analysis.models.lc0.config import ResNetConfig
 from analysis.models.lc0.reader import Lc0File
-from analysis.models.lc0.tensors import folded_conv, linear, present, prefixed, size, take
+from analysis.models.lc0.tensors import folded_conv, linear, present, prefixed, size
 from analysis.models.lc0.resnet import PLANES
 
 
