@@ -122,6 +122,13 @@ schema.config.generation.update(max_examples=MAX_EXAMPLES)
 schema.app = KeptConnectionWSGIApp()
 
 
+def test_the_schema_is_valid_openapi_without_warnings(tmp_path):
+    from django.core.management import call_command
+
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(tmp_path / "schema.yaml"))
+    assert (tmp_path / "schema.yaml").read_text().startswith("openapi: 3.")
+
+
 def test_the_schema_is_served(client):
     response = client.get("/api/schema/?format=json")
     assert response.status_code == 200 and response.json() == served_document()
