@@ -48,6 +48,10 @@ class MCTSSettings:
     stop_when_proven: bool = True
     cache_size: int = 200_000
     seed: int | None = None
+    # How lc0 counts (analysis/search/lc0_preset.py): in-flight visits only in U, not as losses in Q;
+    # a reused tree's visits count toward the node budget.
+    in_flight_as_loss: bool = True
+    count_reused_visits: bool = False
 
     def __post_init__(self):
         if self.batch_size < 1:
@@ -127,6 +131,8 @@ class MCTS(Search):
             self._nodes += 1
         if not root.expanded:
             return self._make_result(root)
+        if s.count_reused_visits:
+            self._nodes = max(self._nodes, root.visits)
         if s.noise:
             self._apply_noise(root)
         control.publish()
@@ -155,9 +161,14 @@ class MCTS(Search):
         n = node.N + node.VL
         total = float(n.sum())
         c = s.cpuct + s.cpuct_factor * math.log((total + s.cpuct_base) / s.cpuct_base)
-        visited = n > 0
+        if s.in_flight_as_loss:
+            visited = n > 0
+            q_visited = (node.W - node.VL) / np.maximum(n, 1.0)
+        else:
+            visited = node.N > 0
+            q_visited = node.W / np.maximum(node.N, 1.0)
         fpu = node.q() - s.fpu_reduction * math.sqrt(float(node.P[visited].sum()))
-        q = np.where(visited, (node.W - node.VL) / np.maximum(n, 1.0), fpu)
+        q = np.where(visited, q_visited, fpu)
         u = c * node.P * (math.sqrt(total) if total > 0 else 1.0) / (1.0 + n)
         return int(np.argmax(q + u))
 

