@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from analysis.eval.puzzles import load_puzzles, run_puzzles  # noqa: E402
-from analysis.search import Budget, make_search  # noqa: E402
+from analysis.search import Budget, make_search, make_settings  # noqa: E402
 from analysis.search.lc0_engine import Lc0Engine, total_variation  # noqa: E402
 from analysis.search.lc0_preset import PRESETS  # noqa: E402
 
@@ -107,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--every", type=int, default=5, help="every K-th puzzle")
     parser.add_argument("--games", type=int, default=15, help="visits: positions from master games")
     parser.add_argument("--who", choices=(*SOLVERS, "lc0"), default="lc0", help="puzzles: who solves")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="puzzles: an MCTS setting over the preset's, e.g. --set batch_size=32")
     args = parser.parse_args(argv)
 
     import torch
@@ -125,9 +127,11 @@ def main(argv: list[str] | None = None) -> int:
         with Lc0Engine(args.lc0_net) as lc0:
             report = run_puzzles(puzzles, Lc0Agent(lc0, args.nodes).choose)
     else:
-        search = make_search("mcts", evaluator, PRESETS[SOLVERS[args.who]]())
+        overrides = make_settings("mcts", dict(item.split("=", 1) for item in args.set)) if args.set else None
+        changed = {k: getattr(overrides, k) for k in (item.split("=", 1)[0] for item in args.set)} if overrides else {}
+        search = make_search("mcts", evaluator, PRESETS[SOLVERS[args.who]](**changed))
         report = run_puzzles(puzzles, lambda b: search.run(b, Budget(nodes=args.nodes)).best_move)
-    print(json.dumps({"who": args.who, "nodes": args.nodes, **report.to_json()}))
+    print(json.dumps({"who": args.who, "set": args.set, "nodes": args.nodes, **report.to_json()}))
     return 0
 
 

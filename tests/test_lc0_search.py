@@ -8,7 +8,7 @@ import pytest
 
 from analysis.search import Budget, make_search
 from analysis.search.lc0_engine import Lc0Engine, lc0_path, total_variation
-from analysis.search.lc0_preset import lc0_settings
+from analysis.search.lc0_preset import lc0_settings, sightline_settings
 from analysis.search.mcts import MCTSSettings
 from analysis.search.tree import Node
 from tests.conftest import IN_CI, ROOT, require_shared_data
@@ -36,6 +36,15 @@ def maia():
     return load_evaluator(MAIA, device="cpu")
 
 
+def test_the_default_is_lc0s_preset_and_sightlines_is_one_option_away():
+    assert MCTSSettings() == lc0_settings(batch_size=32, max_collisions=32)  # lc0's rules, Sightline's batches
+    old = MCTSSettings(preset="sightline")
+    assert (old.policy_temperature, old.in_flight_as_loss, old.count_reused_visits) == (1.0, True, False)
+    assert MCTSSettings(preset="sightline", policy_temperature=2.0).policy_temperature == 2.0  # a value given is kept
+    with pytest.raises(ValueError, match="preset"):
+        MCTSSettings(preset="stockfish")
+
+
 def test_the_preset_holds_lc0s_own_defaults(lc0_net):
     """The numbers come from the lc0 binary's UCI options, not from this file."""
     with Lc0Engine(lc0_net) as lc0:
@@ -48,6 +57,7 @@ def test_the_preset_holds_lc0s_own_defaults(lc0_net):
     assert options["FpuStrategy"].default == "reduction"
     assert s.policy_temperature == pytest.approx(float(options["PolicyTemperature"].default))
     assert options["MinibatchSize"].default == 0  # 0: the backend's own batch, 7 for eigen (preset docstring)
+    assert (s.batch_size, s.max_collisions) == (7, 1)
 
 
 def test_in_flight_visits_only_lower_u_in_the_lc0_preset():
@@ -58,7 +68,7 @@ def test_in_flight_visits_only_lower_u_in_the_lc0_preset():
     node.W[:] = [2.0, 1.6]  # Q 0.5 and 0.4
     node.VL[:] = [1, 0]  # one visit of e2e4 in flight
     node.visits, node.wsum = 9, 3.6
-    sightline = make_search("mcts", None, MCTSSettings())
+    sightline = make_search("mcts", None, sightline_settings())
     lc0_like = make_search("mcts", None, lc0_settings())
     assert sightline._select(node) == 1  # the in-flight visit counts as a loss: Q(e2e4) = 1/5
     assert lc0_like._select(node) == 0  # Q(e2e4) stays 0.5; U drops only by 1/(1+5) vs 1/(1+4)
@@ -66,7 +76,7 @@ def test_in_flight_visits_only_lower_u_in_the_lc0_preset():
 
 def test_reused_visits_count_toward_the_budget_in_the_lc0_preset(maia):
     board = chess.Board()
-    for settings, reused_counts in ((MCTSSettings(batch_size=7), False), (lc0_settings(), True)):
+    for settings, reused_counts in ((sightline_settings(batch_size=8), False), (lc0_settings(), True)):
         search = make_search("mcts", maia, settings)
         search.run(board, Budget(nodes=120))
         child = board.copy()
@@ -81,13 +91,13 @@ def test_reused_visits_count_toward_the_budget_in_the_lc0_preset(maia):
 
 def test_the_lc0_preset_visits_the_root_as_lc0_does(lc0_net, maia):
     """Same net and nodes: the preset's root visit distribution is close to lc0's, and closer than
-    Sightline's defaults (a policy temperature of 1 and batches of 32 spread visits differently)."""
+    Sightline's earlier settings (a policy temperature of 1 and batches of 32 spread visits differently)."""
     fens = ["r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4",
             "r2q1rk1/pp2bppp/2n1pn2/3p4/3P4/2NBPN2/PP3PPP/R2Q1RK1 w - - 0 10"]
     with Lc0Engine(lc0_net, options={"SmartPruningFactor": 0}) as lc0:
         theirs = [lc0.search(chess.Board(fen), 150).visit_distribution() for fen in fens]
     distances = {}
-    for name, settings in (("default", MCTSSettings()), ("lc0", lc0_settings())):
+    for name, settings in (("sightline", sightline_settings()), ("lc0", lc0_settings())):
         tv = []
         for fen, lc0_visits in zip(fens, theirs):
             search = make_search("mcts", maia, settings)
@@ -96,4 +106,4 @@ def test_the_lc0_preset_visits_the_root_as_lc0_does(lc0_net, maia):
             tv.append(total_variation(ours, lc0_visits))
         distances[name] = float(np.mean(tv))
     assert distances["lc0"] < 0.1, distances
-    assert distances["lc0"] < distances["default"], distances
+    assert distances["lc0"] < distances["sightline"], distances

@@ -54,8 +54,8 @@ def test_stop_returns_the_best_so_far_within_200_ms(name):
 
 
 def test_mcts_tree_is_reused_after_the_moves_are_played():
-    board = chess.Board()
-    search = make_search("mcts", MaterialEvaluator())
+    board = chess.Board()  # Sightline's counting: N new playouts (lc0's preset: tests/test_lc0_search.py)
+    search = make_search("mcts", MaterialEvaluator(), {"preset": "sightline"})
     first = search.run(board, Budget(nodes=600))
     move = first.best_move
     child = search.root.children[search.root.child_index(move)]

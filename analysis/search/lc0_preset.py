@@ -1,33 +1,37 @@
 """lc0's own search settings as a preset for Sightline's MCTS (lc0 v0.32.1, UCI defaults).
 
-Each setting names the lc0 source it follows (github.com/LeelaChessZero/lc0, tag v0.32.1; paths and
+lc0's rules are the default (``MCTSSettings()``, ``--algo mcts``, the site's MCTS): with maia-1900
+they solve more Lichess puzzles at the same node budget than Sightline's earlier rules, which stay
+one option away as ``preset="sightline"`` (``search --set preset=sightline``). The default keeps
+Sightline's batches of 32 leaves (a network call's throughput), which solved the same puzzles as
+lc0's batches of 7; ``lc0_settings()`` adds those for comparisons with lc0 itself. Each setting names the lc0 source it follows (github.com/LeelaChessZero/lc0, tag v0.32.1; paths and
 line ranges in that tree). Where Sightline already does what lc0 does, the docstring says so.
 
 - ``cpuct`` 1.745, ``cpuct_base`` 38739, ``cpuct_factor`` 3.894: ``src/search/classic/params.cc``
   l.543-549 (``Populate``; the root uses the same, ``RootHasOwnCpuctParams`` false, l.639-650).
   Formula ``cpuct = init + factor * log((N + base) / base)``: ``search.cc`` l.446-452
   (``ComputeCpuct``), and U = cpuct * sqrt(children's visits) * P / (1 + started visits):
-  ``search.cc`` l.1708-1734, ``node.h`` l.408-410 (``GetU``). Same as Sightline's default.
+  ``search.cc`` l.1708-1734, ``node.h`` l.408-410 (``GetU``). Sightline did the same already.
 - ``fpu_reduction`` 0.330 at every node, the root included: ``params.cc`` l.564-568 (FpuStrategy
   "reduction", FpuValue 0.330, FpuStrategyAtRoot "same") and l.654-662 (kFpuAbsoluteAtRoot and
   kFpuValueAtRoot take the non-root values when "same"). The unvisited child's value is the parent's
   Q minus 0.330 * sqrt(prior mass of visited children): ``search.cc`` l.428-444 (``GetFpu``),
-  ``node.cc`` l.219-223 (``GetVisitedPolicy``). Same as Sightline's default; the root does not get
+  ``node.cc`` l.219-223 (``GetVisitedPolicy``). Sightline did the same already; the root does not get
   the "absolute" FPU that lc0's self-play training uses.
-- ``policy_temperature`` 1.359: ``src/neural/shared_params.cc`` l.69 (PolicyTemperature). Sightline's
-  default is 1.0, the network's own softmax.
+- ``policy_temperature`` 1.359: ``src/neural/shared_params.cc`` l.69 (PolicyTemperature). The
+  "sightline" preset uses 1.0, the network's own softmax.
 - ``batch_size`` 7: the eigen/blas backend's ``GetMiniBatchSize`` is 7 (``src/neural/backends/blas/
   network_blas.cc`` l.172), taken when MinibatchSize is 0, its default (``params.cc`` l.542,
-  ``search.h`` l.230-233). Sightline's default gathers 32 leaves per network call.
-- ``max_collisions`` 1: lc0 allows one collision visit per batch until the tree has 28 nodes, then
+  ``search.h`` l.230-233). Not in the default, which keeps 32 (see above).
+- ``max_collisions`` 1 (also only in ``lc0_settings()``): lc0 allows one collision visit per batch until the tree has 28 nodes, then
   slowly more (MaxCollisionVisitsScalingStart 28, ScalingEnd 145000, Power 1.25: ``params.cc``
   l.570-576); at a few hundred nodes a batch ends at about its first collision.
 - ``in_flight_as_loss`` False: an edge's Q is the mean of its finished visits only, visits still in
   flight only raise its started count in U: ``node.h`` l.375-377 (``GetQ``: N > 0, else the FPU) and
-  l.408-410 (``GetU``: 1 + GetNStarted()). Sightline's default counts in-flight visits as losses.
+  l.408-410 (``GetU``: 1 + GetNStarted()). The "sightline" preset counts in-flight visits as losses.
 - ``count_reused_visits`` True: ``go nodes N`` stops when the playouts of this search plus the visits
   the reused tree already had reach N (``search.cc`` l.168 ``initial_visits_``, l.939;
-  ``stoppers/stoppers.cc`` l.59-70, ``VisitsStopper``). Sightline's default spends N new playouts.
+  ``stoppers/stoppers.cc`` l.59-70, ``VisitsStopper``). The "sightline" preset spends N new ones.
 - Terminals and proven results (unchanged: Sightline already does this): checkmate, stalemate, the
   50-move rule and a repetition inside the tree are exact draws or losses (``search.cc`` l.1930-1962,
   TwoFoldDraws true ``params.cc`` l.550); proven values propagate up ("sticky endgames",
@@ -42,19 +46,29 @@ line ranges in that tree). Where Sightline already does what lc0 does, the docst
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from analysis.search.mcts import MCTSSettings
-
 LC0 = "lc0"
 SIGHTLINE = "sightline"
+# The search rules in which the two presets differ; every other MCTSSettings field is shared.
+VALUES = {
+    LC0: dict(policy_temperature=1.359, in_flight_as_loss=False, count_reused_visits=True),
+    SIGHTLINE: dict(policy_temperature=1.0, in_flight_as_loss=True, count_reused_visits=False),
+}
+DEFAULT = LC0  # it solves more puzzles at the same nodes (bench/lc0_parity.py; issue 30's closing note)
+LC0_BATCHING = dict(batch_size=7, max_collisions=1)  # lc0's eigen backend (module docstring)
 
 
-def lc0_settings(base: MCTSSettings | None = None) -> MCTSSettings:
-    """``base`` (default: Sightline's defaults) with lc0 0.32.1's search settings (module docstring)."""
-    return replace(base or MCTSSettings(), cpuct=1.745, cpuct_base=38739.0, cpuct_factor=3.894, fpu_reduction=0.330,
-                   policy_temperature=1.359, batch_size=7, max_collisions=1, in_flight_as_loss=False,
-                   count_reused_visits=True)
+def lc0_settings(**overrides):
+    """``MCTSSettings`` as lc0 0.32.1 searches with the eigen backend: its rules and its batches of 7."""
+    from analysis.search.mcts import MCTSSettings  # noqa: PLC0415  (mcts reads VALUES from here)
+
+    return MCTSSettings(**{"preset": LC0, **LC0_BATCHING, **overrides})
 
 
-PRESETS = {SIGHTLINE: MCTSSettings, LC0: lc0_settings}
+def sightline_settings(**overrides):
+    """``MCTSSettings`` as Sightline's MCTS had them before lc0's rules became the default."""
+    from analysis.search.mcts import MCTSSettings  # noqa: PLC0415
+
+    return MCTSSettings(**{"preset": SIGHTLINE, **overrides})
+
+
+PRESETS = {SIGHTLINE: sightline_settings, LC0: lc0_settings}

@@ -17,6 +17,7 @@ import numpy as np
 
 from analysis import search_catalogue as catalogue
 from analysis.search.base import Budget, Search, SearchControl, SearchResult
+from analysis.search.lc0_preset import DEFAULT as DEFAULT_PRESET, VALUES as PRESET_VALUES
 from analysis.search.tree import (EvalCache, LeafBatch, Node, TreeEvaluator, backup, best_child, undo_virtual,
                                   update_proven)
 from analysis.search.tree_result import DescentStats, tree_result
@@ -24,7 +25,7 @@ from analysis.search.tree_result import DescentStats, tree_result
 
 @dataclass
 class MCTSSettings:
-    """PUCT constants are Lc0's defaults (cpuct grows slowly with the parent's visits).
+    """lc0's search settings by default (``analysis/search/lc0_preset.py`` cites its source for each).
 
     ``fpu_reduction``: an unvisited child is valued at the parent's Q minus this
     times the square root of the prior mass already visited (Lc0's "reduction"
@@ -40,7 +41,7 @@ class MCTSSettings:
     fpu_reduction: float = 0.330
     batch_size: int = 32
     max_collisions: int = 32
-    policy_temperature: float = 1.0
+    policy_temperature: float = 1.359
     noise: bool = False
     dirichlet_alpha: float = 0.3
     dirichlet_epsilon: float = 0.25
@@ -50,10 +51,18 @@ class MCTSSettings:
     seed: int | None = None
     # How lc0 counts (analysis/search/lc0_preset.py): in-flight visits only in U, not as losses in Q;
     # a reused tree's visits count toward the node budget.
-    in_flight_as_loss: bool = True
-    count_reused_visits: bool = False
+    in_flight_as_loss: bool = False
+    count_reused_visits: bool = True
+    # "lc0" (these defaults: lc0 0.32.1's search rules) or "sightline" (the earlier rules, for the
+    # fields left at their lc0 value): analysis/search/lc0_preset.py
+    preset: str = DEFAULT_PRESET
 
     def __post_init__(self):
+        if self.preset not in PRESET_VALUES:
+            raise ValueError(f"preset must be one of {', '.join(PRESET_VALUES)}, not {self.preset!r}")
+        for key, value in PRESET_VALUES[self.preset].items():
+            if getattr(self, key) == PRESET_VALUES[DEFAULT_PRESET][key]:
+                setattr(self, key, value)
         if self.batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         if not (0 < self.cpuct < math.inf and 0 < self.policy_temperature < math.inf):

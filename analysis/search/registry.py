@@ -64,6 +64,9 @@ def _coerce(key: str, raw: Any, hint: Any) -> Any:
                     return int(raw)
                 except ValueError:
                     pass
+        elif option is str:
+            if isinstance(raw, str):
+                return raw
         elif option is float:
             if isinstance(raw, (int, float)) and not isinstance(raw, bool):
                 return float(raw)
