@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gzip
 import math
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 from unittest import mock
@@ -71,6 +72,16 @@ class _Filler:
         return torch.empty(shape, device="meta")  # only its shape is used
 
 
+@contextmanager
+def _reading_backwards(filler: _Filler):
+    """Every importer module's ``take`` (its own import of ``tensors.take``, where it has one) fills."""
+    with ExitStack() as stack:
+        for module in (tensors, import_resnet, import_attention):
+            if hasattr(module, "take"):
+                stack.enter_context(mock.patch.object(module, "take", filler.take))
+        yield
+
+
 def _header(net, input_format: int, network: int, policy: int, wdl: bool, moves_left: bool, activation: str):
     net.magic, net.min_version.major, net.min_version.minor = MAGIC, 0, 32
     net.format.weights_encoding = LINEAR16
@@ -88,8 +99,7 @@ def resnet_net(c: ResNetConfig, seed: int):
             bool(c.moves_left_channels), c.activation)
     for _ in range(c.blocks):
         net.weights.residual.add()
-    filler = _Filler(seed)
-    with mock.patch.object(tensors, "take", filler.take), mock.patch.object(import_resnet, "take", filler.take):
+    with _reading_backwards(_Filler(seed)):
         import_resnet.resnet_state(SimpleNamespace(weights=net.weights, format=None), c)
     return net
 
@@ -116,9 +126,8 @@ def attention_net(c: AttentionConfig, seed: int, multihead: bool):
             getattr(w.value_heads, name).SetInParent()
     if c.embedding_ffn:
         w.ip_emb_ffn.SetInParent()
-    filler = _Filler(seed)
     parsed = SimpleNamespace(weights=w, format=SimpleNamespace(network=fmt.network))
-    with mock.patch.object(tensors, "take", filler.take), mock.patch.object(import_attention, "take", filler.take):
+    with _reading_backwards(_Filler(seed)):
         import_attention.attention_state(parsed, c)
     return net
 
