@@ -177,3 +177,55 @@ def test_the_readme_opens_with_the_two_commands_and_fits_on_two_screens():
     assert commands == ["./sightline serve", "./sightline test"]
     assert "./sightline test" in (ROOT / ".ci" / "run").read_text()
     assert len(lines) <= 80
+
+
+DOTTED = re.compile(r"^(?:analysis|webapp|workers)(?:\.\w+)+$")
+
+
+def _top_level_names(path: Path) -> set[str]:
+    import ast
+
+    names: set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return names
+
+
+def dotted_name_exists(name: str, root: Path = ROOT) -> bool:
+    """``a.b.c`` is a module or package of ours, or a name defined at the top of one (``a.b`` holding ``c``)."""
+    parts = name.split(".")
+    for cut in range(len(parts), 0, -1):
+        base = root.joinpath(*parts[:cut])
+        module = base.with_suffix(".py") if base.with_suffix(".py").is_file() else base / "__init__.py"
+        if module.is_file():
+            rest = parts[cut:]
+            return not rest or (len(rest) == 1 and rest[0] in _top_level_names(module))
+    return False
+
+
+def test_every_module_and_name_the_docs_give_in_dotted_form_exists():
+    missing = []
+    for page in READ:
+        text = FENCE.sub("", page.read_text(encoding="utf-8"))
+        for span in INLINE_CODE.findall(text):
+            name = span.strip("`").rstrip(".,:;")
+            if DOTTED.match(name) and not dotted_name_exists(name):
+                missing.append(f"{page.relative_to(ROOT)}: {name}")
+    assert missing == []
+
+
+def test_the_dotted_name_check_reads_modules_packages_and_their_names(tmp_path):
+    (tmp_path / "analysis" / "heads").mkdir(parents=True)
+    (tmp_path / "analysis" / "heads" / "__init__.py").write_text("from .atlas import LABELS\n")
+    (tmp_path / "analysis" / "heads" / "atlas.py").write_text("ATLAS_VERSION = 3\ndef score(): pass\n")
+    assert dotted_name_exists("analysis.heads.atlas.ATLAS_VERSION", tmp_path)
+    assert dotted_name_exists("analysis.heads.LABELS", tmp_path)
+    assert not dotted_name_exists("analysis.heads.atlas.gone", tmp_path)
+    assert not dotted_name_exists("analysis.heads.atlas.score.inner", tmp_path)
+    assert not dotted_name_exists("analysis.nowhere", tmp_path)
