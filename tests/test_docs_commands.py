@@ -229,3 +229,61 @@ def test_the_dotted_name_check_reads_modules_packages_and_their_names(tmp_path):
     assert not dotted_name_exists("analysis.heads.atlas.gone", tmp_path)
     assert not dotted_name_exists("analysis.heads.atlas.score.inner", tmp_path)
     assert not dotted_name_exists("analysis.nowhere", tmp_path)
+
+
+ANALYSIS_COMMAND = re.compile(r"-m analysis ([a-z][\w-]*)((?:[ \t]+(?!#)[^\s|;&)`]+)*)")
+MANAGE_COMMAND = re.compile(r"manage\.py ([a-z_]+)")
+
+
+def _logical_lines(text: str) -> list[str]:
+    return re.sub(r"\\\n\s*", " ", text).splitlines()
+
+
+def analysis_commands_in(text: str) -> list[tuple[str, list[str]]]:
+    """(sub-command, --options) for every ``-m analysis CMD ...`` in a text, code blocks included."""
+    found = []
+    for line in _logical_lines(text):
+        for match in ANALYSIS_COMMAND.finditer(line):
+            options = [t.strip("[]").split("=")[0] for t in match.group(2).split() if t.strip("[").startswith("--")]
+            found.append((match.group(1), options))
+    return found
+
+
+def documented_analysis_commands() -> list[tuple[str, str, list[str]]]:
+    return [(page.relative_to(ROOT).as_posix(), command, options) for page in READ
+            for command, options in analysis_commands_in(page.read_text(encoding="utf-8"))]
+
+
+def test_the_command_reader_takes_options_across_continued_lines_and_stops_at_comments_and_pipes():
+    text = ("    python -m analysis puzzles --model m [--limit N] \\\n        --csv x.csv  # --not-this\n"
+            "`python -m analysis search --set cpuct=2 | jq`, torchrun -m analysis train --config c.toml")
+    assert analysis_commands_in(text) == [("puzzles", ["--model", "--limit", "--csv"]),
+                                          ("search", ["--set"]), ("train", ["--config"])]
+
+
+def test_every_documented_analysis_command_and_option_exists():
+    from analysis.cli import build_parser
+
+    parser = build_parser()
+    (subparsers,) = [a for a in parser._actions if a.dest == "command"]
+    documented = documented_analysis_commands()
+    assert len(documented) > 40
+    wrong = []
+    for page, command, options in documented:
+        sub = subparsers.choices.get(command)
+        if sub is None:
+            wrong.append(f"{page}: no command {command!r}")
+            continue
+        wrong += [f"{page}: {command} has no option {o}" for o in options if o not in sub._option_string_actions]
+    assert wrong == []
+
+
+def test_every_documented_manage_command_exists():
+    import subprocess as sp
+
+    listed = sp.run([sys.executable, "manage.py", "help", "--commands"], cwd=ROOT, capture_output=True,
+                    text=True, timeout=120, check=True).stdout.split() + ["help"]
+    documented = {(page.relative_to(ROOT).as_posix(), m.group(1)) for page in READ
+                  for m in MANAGE_COMMAND.finditer(page.read_text(encoding="utf-8"))}
+    assert {"serve", "analyze_pgn", "head_atlas"} <= {c for _, c in documented}
+    assert [f"{page}: {c}" for page, c in sorted(documented) if c not in listed] == []
