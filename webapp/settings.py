@@ -179,6 +179,8 @@ SIGHTLINE_MAX_UPLOAD_BYTES = int(os.environ.get("SIGHTLINE_MAX_UPLOAD_BYTES",
                                                 SIGHTLINE_MAX_CHECKPOINT_BYTES + 1024 * 1024))
 SIGHTLINE_BODY_LIMIT = BodyLimit(r".*", DATA_UPLOAD_MAX_MEMORY_SIZE,
                                  "a PGN, pasted or uploaded, may be at most 1 MB")
+# The checkpoint upload's limit holds only for staff who may upload (add or change a network):
+# anyone else's large body is refused from its headers and session cookie, before it is read.
 SIGHTLINE_BODY_LIMITS_BY_PATH = [
     BodyLimit(r"/admin/networks/network/add/", SIGHTLINE_MAX_UPLOAD_BYTES,
               f"a checkpoint upload may be at most {SIGHTLINE_MAX_CHECKPOINT_BYTES:,} bytes", "networks.add_network"),
