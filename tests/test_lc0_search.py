@@ -8,7 +8,7 @@ import pytest
 
 from analysis.search import Budget, make_search
 from analysis.search.lc0_engine import Lc0Engine, lc0_path, total_variation
-from analysis.search.lc0_preset import lc0_settings, sightline_settings
+from analysis.search.mcts import lc0_settings, sightline_settings
 from analysis.search.mcts import MCTSSettings
 from analysis.search.tree import Node
 from tests.conftest import IN_CI, ROOT, require_shared_data

@@ -4,7 +4,7 @@ lc0's rules are the default (``MCTSSettings()``, ``--algo mcts``, the site's MCT
 they solve more Lichess puzzles at the same node budget than Sightline's earlier rules, which stay
 one option away as ``preset="sightline"`` (``search --set preset=sightline``). The default keeps
 Sightline's batches of 32 leaves (a network call's throughput), which solved the same puzzles as
-lc0's batches of 7; ``lc0_settings()`` adds those for comparisons with lc0 itself. Each setting names the lc0 source it follows (github.com/LeelaChessZero/lc0, tag v0.32.1; paths and
+lc0's batches of 7; ``mcts.lc0_settings()`` adds those for comparisons with lc0 itself. Each setting names the lc0 source it follows (github.com/LeelaChessZero/lc0, tag v0.32.1; paths and
 line ranges in that tree). Where Sightline already does what lc0 does, the docstring says so.
 
 - ``cpuct`` 1.745, ``cpuct_base`` 38739, ``cpuct_factor`` 3.894: ``src/search/classic/params.cc``
@@ -23,7 +23,7 @@ line ranges in that tree). Where Sightline already does what lc0 does, the docst
 - ``batch_size`` 7: the eigen/blas backend's ``GetMiniBatchSize`` is 7 (``src/neural/backends/blas/
   network_blas.cc`` l.172), taken when MinibatchSize is 0, its default (``params.cc`` l.542,
   ``search.h`` l.230-233). Not in the default, which keeps 32 (see above).
-- ``max_collisions`` 1 (also only in ``lc0_settings()``): lc0 allows one collision visit per batch until the tree has 28 nodes, then
+- ``max_collisions`` 1 (also only in ``mcts.lc0_settings()``): lc0 allows one collision visit per batch until the tree has 28 nodes, then
   slowly more (MaxCollisionVisitsScalingStart 28, ScalingEnd 145000, Power 1.25: ``params.cc``
   l.570-576); at a few hundred nodes a batch ends at about its first collision.
 - ``in_flight_as_loss`` False: an edge's Q is the mean of its finished visits only, visits still in
@@ -56,19 +56,3 @@ VALUES = {
 DEFAULT = LC0  # it solves more puzzles at the same nodes (bench/lc0_parity.py; issue 30's closing note)
 LC0_BATCHING = dict(batch_size=7, max_collisions=1)  # lc0's eigen backend (module docstring)
 
-
-def lc0_settings(**overrides):
-    """``MCTSSettings`` as lc0 0.32.1 searches with the eigen backend: its rules and its batches of 7."""
-    from analysis.search.mcts import MCTSSettings  # noqa: PLC0415  (mcts reads VALUES from here)
-
-    return MCTSSettings(**{"preset": LC0, **LC0_BATCHING, **overrides})
-
-
-def sightline_settings(**overrides):
-    """``MCTSSettings`` as Sightline's MCTS had them before lc0's rules became the default."""
-    from analysis.search.mcts import MCTSSettings  # noqa: PLC0415
-
-    return MCTSSettings(**{"preset": SIGHTLINE, **overrides})
-
-
-PRESETS = {SIGHTLINE: sightline_settings, LC0: lc0_settings}

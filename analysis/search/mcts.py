@@ -17,7 +17,8 @@ import numpy as np
 
 from analysis import search_catalogue as catalogue
 from analysis.search.base import Budget, Search, SearchControl, SearchResult
-from analysis.search.lc0_preset import DEFAULT as DEFAULT_PRESET, VALUES as PRESET_VALUES
+from analysis.search.lc0_preset import DEFAULT as DEFAULT_PRESET, LC0, LC0_BATCHING, SIGHTLINE
+from analysis.search.lc0_preset import VALUES as PRESET_VALUES
 from analysis.search.tree import (EvalCache, LeafBatch, Node, TreeEvaluator, backup, best_child, undo_virtual,
                                   update_proven)
 from analysis.search.tree_result import DescentStats, tree_result
@@ -72,6 +73,16 @@ class MCTSSettings:
         if not 0 <= self.dirichlet_epsilon <= 1 or self.dirichlet_alpha <= 0:
             raise ValueError("dirichlet_epsilon must be in [0, 1] and dirichlet_alpha positive")
 
+
+
+def lc0_settings(**overrides) -> MCTSSettings:
+    """``MCTSSettings`` as lc0 0.32.1 searches with the eigen backend: its rules and its batches of 7."""
+    return MCTSSettings(**{"preset": LC0, **LC0_BATCHING, **overrides})
+
+
+def sightline_settings(**overrides) -> MCTSSettings:
+    """``MCTSSettings`` as Sightline's MCTS had them before lc0's rules became the default."""
+    return MCTSSettings(**{"preset": SIGHTLINE, **overrides})
 
 class MCTS(Search):
     spec = catalogue.MCTS
