@@ -32,12 +32,16 @@ class LensUnavailable(LensError):
     """The network's family has no lens (or lacks the capability asked for)."""
 
 
-def lens_for(model: "torch.nn.Module") -> "LensAdapter":
-    """The lens adapter of ``model``'s family (``LensUnavailable`` with the family's reason)."""
+def lens_for(model: "torch.nn.Module", encoding=None) -> "LensAdapter":
+    """The lens adapter of ``model``'s family (``LensUnavailable`` with the family's reason).
+    ``encoding``: its ``Encoding`` or encoding name (default: the family's first)."""
+    from analysis.encoding import get_encoding
     from analysis.models import get_family
 
     family = get_family(model.family)
     if family.lens is None:
         reason = family.no_lens_reason or f"the {family.name} family has no lens yet"
         raise LensUnavailable(reason)
-    return family.lens(model)
+    if encoding is None or isinstance(encoding, str):
+        encoding = get_encoding(encoding or family.encodings[0])
+    return family.lens(model, encoding)

@@ -1,7 +1,7 @@
 """What a family's network offers the lens (``analysis.lens``): the ``LensAdapter`` interface.
 
-A family that can be taken apart gives ``ModelFamily.lens`` a function ``lens(model) ->
-LensAdapter``; its adapter lives in its own package (``analysis.models.<family>.lens``) and
+A family that can be taken apart gives ``ModelFamily.lens`` a function ``lens(model, encoding)
+-> LensAdapter`` (``encoding``: the network's ``Encoding``); its adapter lives in its own package (``analysis.models.<family>.lens``) and
 nothing outside that package names it. The lens layer (logit lens, ablation and steering,
 causal grids, attribution) is written against this interface alone.
 
@@ -27,16 +27,36 @@ Vocabulary:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 import chess
 import torch
 
-__all__ = ["CAPABILITIES", "LensAdapter", "Prepared", "ReadOut", "UnitKind"]
+__all__ = ["CAPABILITIES", "LensAdapter", "Prepared", "ReadOut", "UnitKind", "hooks", "scale_units"]
 
 # The capabilities the lens layer asks about; a family may declare more.
 CAPABILITIES = ("policy", "value", "wdl", "head", "mlp")
+
+
+def scale_units(x: torch.Tensor, scale: torch.Tensor, group: int = 1) -> torch.Tensor:
+    """``x`` (N, ..., U * group) with unit u's ``group`` channels times ``scale[:, u]`` ((N, U));
+    the product a hook applies to a head's slice of the concatenated heads (group = head depth)
+    or to an MLP's hidden units (group = 1)."""
+    s = scale.repeat_interleave(group, dim=-1) if group > 1 else scale
+    return x * s.reshape(s.shape[0], *([1] * (x.dim() - 2)), s.shape[-1]).to(x.dtype)
+
+
+@contextmanager
+def hooks(*handles_or_none):
+    """Remove the given hook handles on leaving (None entries are skipped)."""
+    handles = [h for h in handles_or_none if h is not None]
+    try:
+        yield handles
+    finally:
+        for handle in handles:
+            handle.remove()
 
 
 @dataclass(frozen=True)
@@ -85,8 +105,9 @@ class LensAdapter(ABC):
     # One sentence for the docs and the page: what the lens does around the family's norms.
     norm_note: str = ""
 
-    def __init__(self, model: torch.nn.Module):
+    def __init__(self, model: torch.nn.Module, encoding: Any):
         self.model = model
+        self.encoding = encoding  # the network's ``analysis.encoding.Encoding``
 
     @property
     def device(self) -> torch.device:
