@@ -139,9 +139,10 @@ class LensAdapter(ABC):
         Differentiable in ``scales`` when grad is enabled."""
 
     @abstractmethod
-    def unembed(self, prepared: Prepared, residual: torch.Tensor, readout: str) -> ReadOut:
+    def unembed(self, prepared: Prepared, residual: torch.Tensor, readout: str | None) -> ReadOut:
         """A captured residual (V variants of ``readout``) read out through the policy and value
-        heads exactly as the network reads its last one."""
+        heads exactly as the network reads its last one. ``readout`` None: the V entries are
+        several readout points stacked (the logit lens reads them all in one call)."""
 
     @abstractmethod
     def head_writes(self, prepared: Prepared, layer: int) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
