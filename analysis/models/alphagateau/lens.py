@@ -89,7 +89,7 @@ class AlphaGateauLens(LensAdapter):
         return ReadOut(logits=self.model.policy(g)[:, prepared.extra["indices"]], score=(value + 1) / 2)
 
     def unembed(self, prepared: Prepared, residual: torch.Tensor, readout: str) -> ReadOut:
-        if readout not in self.readouts:
+        if readout is not None and readout not in self.readouts:  # None: a stack of several points
             raise ValueError(f"unknown readout point {readout!r}")
         return self._read(prepared, residual)
 

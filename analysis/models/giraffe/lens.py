@@ -100,7 +100,7 @@ class GiraffeLens(LensAdapter):
                           F.pad(move_hidden, (0, width - move_hidden.shape[-1]))], dim=1)
 
     def unembed(self, prepared: Prepared, residual: torch.Tensor, readout: str) -> ReadOut:
-        if readout not in self.readouts:
+        if readout is not None and readout not in self.readouts:  # None: a stack of several points
             raise ValueError(f"unknown readout point {readout!r}: {NO_DEPTH}")
         c, (e, m) = self.model.config, (self.model.evaluator, self.model.move_evaluator)
         value = torch.tanh(e.out(residual[:, 0, :c.hidden])).squeeze(-1)

@@ -107,7 +107,7 @@ class AttentionLens(LensAdapter):
         return self.model.outputs(x), seen
 
     def unembed(self, prepared: Prepared, residual: torch.Tensor, readout: str) -> ReadOut:
-        if readout not in self.readouts:
+        if readout is not None and readout not in self.readouts:  # None: a stack of several points
             raise ValueError(f"unknown readout point {readout!r}")
         return read_lc0(prepared, self.model.outputs(residual))
 

@@ -87,7 +87,7 @@ class ResNetLens(LensAdapter):
         return seen
 
     def unembed(self, prepared: Prepared, residual: torch.Tensor, readout: str) -> ReadOut:
-        if readout not in self.readouts:
+        if readout is not None and readout not in self.readouts:  # None: a stack of several points
             raise ValueError(f"unknown readout point {readout!r}")
         return read_lc0(prepared, self.model.outputs(residual))
 
