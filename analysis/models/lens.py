@@ -149,3 +149,9 @@ class LensAdapter(ABC):
         """Layer ``layer``'s attention taken apart on a clean pass: (per-head writes (H, *rows),
         the output bias or None, the attention output (*rows)), so that the writes plus the
         bias sum to the output (the exactness test)."""
+
+    def activations(self, prepared: Sequence[Prepared], kind: str, layer: int) -> torch.Tensor:
+        """(B, S, per_layer): every ``kind`` unit of ``layer`` on each of B positions (one batch), per
+        real square (S = 64, a1 = 0), or S = 1 where the units have no squares (the neurons panel).
+        A family whose units have nothing to read raises ValueError saying why."""
+        raise ValueError(f"a {self.family} network's {kind} units have no activations to read")
