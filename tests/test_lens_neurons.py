@@ -102,3 +102,19 @@ def test_maia_channels_and_giraffe_units_and_what_has_no_neurons(attention):
         unit_map(attention, board, 0, SYNTH.ffn)
     with pytest.raises(LensError, match="empty"):
         where_else(attention, [], 0, 0)
+
+
+def test_chessformer_units_on_real_squares():
+    model, meta = load_checkpoint(ROOT / "weights" / "cf-small.safetensors")
+    lens = lens_for(model, meta.input_encoding)
+    board = chess.Board(FENS[0])  # black to move: the mover's frame is mirrored
+    kept = []
+    handle = model.layers[2].ffn[2].register_forward_pre_hook(lambda m, a: kept.append(a[0]))
+    with torch.no_grad():
+        model(lens.prepare(board).inputs)
+    handle.remove()
+    real = kept[0][0][[s ^ 56 for s in range(64)]].numpy()
+    np.testing.assert_allclose(unit_map(lens, board, 2, 5), real[:, 5], atol=1e-5)
+    assert most_active(lens, board, 2, top=1)[0].unit == int(real.max(0).argmax())
+    found = carriers(lens, board, "g8f6", top=3)
+    assert all(c.exact is not None for c in found)

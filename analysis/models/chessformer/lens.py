@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Mapping
 
 import chess
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -98,6 +99,18 @@ class ChessformerLens(LensAdapter):
         weight = attention.out.weight.unflatten(1, (H, D))  # (E, H, D)
         writes = torch.einsum("bthd,ehd->hbte", heads, weight)  # (H, 1, T, E)
         return writes, attention.out.bias, seen["out"]
+
+    def activations(self, prepared, kind, layer):
+        """(B, 64, ffn): layer ``layer``'s Mish units where they enter W_2, on every real square (neurons)."""
+        if kind != "mlp":
+            raise ValueError(f"{kind!r} units have no activations to read; 'mlp' units do")
+        kept = []
+        handle = self.model.layers[layer].ffn[2].register_forward_pre_hook(lambda _m, args: kept.append(args[0]))
+        with hooks(handle), torch.no_grad():
+            self.model._forward(torch.cat([p.inputs for p in prepared]), False)
+        rows = [self.encoding.square_tokens(p.board) for p in prepared]
+        rows = torch.as_tensor(np.stack([np.arange(64) if r is None else r for r in rows]), device=self.device)
+        return kept[0].gather(1, rows[:, :, None].expand(-1, -1, kept[0].shape[-1]))
 
 
 def lens(model, encoding) -> ChessformerLens:
