@@ -25,7 +25,8 @@ def register(subparsers) -> None:
                    help="moves to follow (up to 4): where each settles as the top move")
     p.add_argument("--readout", default=None, help="also list the top moves at this readout point")
     p.add_argument("--ablate", default=None, metavar="L:I", help="scale unit I of layer L (from 0)")
-    p.add_argument("--unit", default="head", choices=("head", "mlp"), help="what --ablate and --grid address")
+    p.add_argument("--unit", default="head", help="what --ablate and --grid address: head, mlp, or a kind the "
+                   "family adds (block and channel for lc0 SE-ResNets, group for Giraffe)")
     p.add_argument("--scale", type=float, default=0.0, help="0 removes the unit's write, 1 is clean, 2 doubles, -1 flips")
     p.add_argument("--grid", default=None, metavar="UCI", help="the causal grid of this move")
     p.add_argument("--top", type=int, default=None,
