@@ -103,7 +103,7 @@ def ranks_of(logits: np.ndarray) -> np.ndarray:
 def logit_lens(adapter: LensAdapter, board: chess.Board) -> LensView:
     """Every readout point read out through the heads (one forward pass, one batched unembed)."""
     prepared = prepare(adapter, board)
-    with torch.no_grad():
+    with torch.inference_mode():
         residuals, _ = adapter.run(prepared, capture=True)
         read = adapter.unembed(prepared, torch.cat(residuals), None)
     logits = _numpy(read.logits)
@@ -142,7 +142,7 @@ def ablate(adapter: LensAdapter, board: chess.Board, kind: str, layer: int, inde
     prepared = prepare(adapter, board)
     scales = unit_scales(adapter, kind, 2)
     scales[1, layer, index] = scale
-    with torch.no_grad():
+    with torch.inference_mode():
         _, out = adapter.run(prepared, 2, {kind: scales})
     policy = None if out.logits is None else _numpy(out.logits.float().softmax(-1))
     score = _numpy(out.score)
@@ -167,23 +167,32 @@ class Grid:
     extra: dict = field(default_factory=dict)
 
 
-def _measure(adapter: LensAdapter, prepared: Prepared, kind: str, units: list[tuple[int, int]], column: int,
-             max_variants: int) -> tuple[np.ndarray, np.ndarray | None, ReadOut]:
-    """Exact ablation of each of ``units``: (logit change, score change) per unit, and the clean output."""
-    logit_change, score_change = np.zeros(len(units)), np.zeros(len(units))
-    clean = None
+def single_ablations(adapter: LensAdapter, prepared: Prepared, kind: str, units: list[tuple[int, int]],
+                     max_variants: int = 256) -> tuple[ReadOut, torch.Tensor | None, torch.Tensor | None]:
+    """Each of ``units`` removed alone (exactly), in batches of ``max_variants`` variants: the clean
+    output and, per unit, the policy logits (N, moves) and the score (N,) (None where absent)."""
+    clean, logits, scores = None, [], []
     for start in range(0, max(1, len(units)), max_variants):
         chunk = units[start:start + max_variants]
         scales = unit_scales(adapter, kind, 1 + len(chunk))
         for v, (layer, index) in enumerate(chunk, start=1):
             scales[v, layer, index] = 0.0
-        with torch.no_grad():
+        with torch.inference_mode():
             _, out = adapter.run(prepared, 1 + len(chunk), {kind: scales})
-        clean = clean or out
-        logit_change[start:start + len(chunk)] = _numpy(out.logits[1:, column] - out.logits[0, column])
-        if out.score is not None:
-            score_change[start:start + len(chunk)] = _numpy(out.score[1:] - out.score[0])
-    return logit_change, (score_change if clean.score is not None else None), clean
+        clean = out if clean is None else clean
+        logits.append(None if out.logits is None else out.logits[1:])
+        scores.append(None if out.score is None else out.score[1:])
+    return (clean, None if clean.logits is None else torch.cat(logits),
+            None if clean.score is None else torch.cat(scores))
+
+
+def _measure(adapter: LensAdapter, prepared: Prepared, kind: str, units: list[tuple[int, int]], column: int,
+             max_variants: int) -> tuple[np.ndarray, np.ndarray | None, ReadOut]:
+    """Exact ablation of each of ``units``: (logit change, score change) per unit, and the clean output."""
+    clean, logits, scores = single_ablations(adapter, prepared, kind, units, max_variants)
+    logit_change = _numpy(logits[:, column] - clean.logits[0, column])
+    score_change = None if scores is None else _numpy(scores - clean.score[0])
+    return logit_change, score_change, clean
 
 
 def attribution(adapter: LensAdapter, prepared: Prepared, kind: str, column: int) -> np.ndarray:
