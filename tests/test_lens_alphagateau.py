@@ -77,4 +77,4 @@ def test_lens_and_grid_run_and_say_what_does_not_apply(lens):
     top = view.top()[-1]
     exact = grid(lens, board, top)
     assert exact.logit.shape == (lens.units["head"].layers, 1) and exact.exact.all()
-    assert "no MLP" in lens.why_not("mlp") and "WDL" in lens.why_not("wdl")
+    assert "no MLP" in lens.why_not("mlp") and "WDL" in lens.why_not("wdl") and "eq. 5" in lens.why_not("split")

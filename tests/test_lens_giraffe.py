@@ -67,6 +67,7 @@ def test_scaled_units_and_groups_are_exact(lens):
 
 def test_no_depth_and_no_heads_are_said(lens):
     assert "no residual stream" in lens.why_not("depth") and "no attention heads" in lens.why_not("head")
+    assert "no attention heads" in lens.why_not("split")
     view = logit_lens(lens, chess.Board(FENS[1]))
     assert view.logits.shape[0] == 1
     change = ablate(lens, chess.Board(FENS[1]), "group", 1, 2, 0.0)  # the move evaluator's square group

@@ -87,18 +87,30 @@ def test_a_scaled_head_moves_the_stream_by_exactly_its_write(attention):
     torch.testing.assert_close(scaled[2 * layer], clean[2 * layer])  # earlier layers untouched
 
 
-def test_the_attention_split_recombines_into_the_network_s_own_maps(attention):
-    prepared = attention.prepare(chess.Board(FENS[0]))
+@pytest.mark.parametrize("fen", FENS[:2])  # black to move (mirrored frame) and white
+def test_the_attention_split_recombines_into_the_network_s_own_maps(attention, fen):
+    board = chess.Board(fen)
+    prepared = attention.prepare(board)
+    real = [s ^ 56 if board.turn == chess.BLACK else s for s in range(64)]  # input format 1: no transform
     with torch.no_grad():
-        maps = attention.model(prepared.inputs, need_attention=True)["attention"][0]  # (L, H, T, T)
+        maps = attention.model(prepared.inputs, need_attention=True)["attention"][0]  # (L, H, T, T) mover's frame
         for layer in range(SYNTH.encoders):
             split = attention.attention_split(prepared, layer)
-            torch.testing.assert_close(split["final"], maps[layer], atol=1e-6, rtol=1e-5)
+            torch.testing.assert_close(split["final"], maps[layer][:, real][:, :, real], atol=1e-6, rtol=1e-5)
             torch.testing.assert_close(split["content"].sum(-1), torch.ones(SYNTH.heads, 64))
             # softmax(QK^T) carries QK^T up to a per-row constant: adding smolgen's bias gives the final map
             again = torch.softmax(split["content"].log() + split["position"], dim=-1)
             torch.testing.assert_close(again, split["final"], atol=1e-5, rtol=1e-4)
             assert (split["content"] - split["final"]).abs().max() > 1e-3  # the bias does change the map
+
+
+def test_a_net_without_smolgen_has_no_split(tmp_path):
+    plain = AttentionConfig(encoders=1, embed=16, heads=2, d_model=16, ffn=16, embedding="pe_map", policy_embed=16,
+                            policy_dim=8, value_channels=4, input_format=1)
+    lens = lens_for(load_lc0(write_net(tmp_path / "plain.pb.gz", plain, seed=1)))
+    assert lens.has("head") and "no smolgen" in lens.why_not("split")
+    with pytest.raises(ValueError, match="no smolgen"):
+        lens.attention_split(lens.prepare(chess.Board()), 0)
 
 
 def spearman(a: np.ndarray, b: np.ndarray) -> float:
@@ -163,6 +175,7 @@ def _clean_logits(lens, prepared):
 
 def test_capabilities_say_why_not(maia, attention):
     assert "convolutional" in maia.why_not("head") and "channel" in maia.why_not("mlp")
+    assert "convolutional" in maia.why_not("split") and attention.has("split")
     with pytest.raises(ValueError, match="no attention heads"):
         maia.head_writes(maia.prepare(chess.Board()), 0)
     assert attention.has("head") and attention.has("mlp") and attention.has("wdl")

@@ -37,7 +37,7 @@ import torch
 __all__ = ["CAPABILITIES", "LensAdapter", "Prepared", "ReadOut", "UnitKind", "hooks", "scale_units"]
 
 # The capabilities the lens layer asks about; a family may declare more.
-CAPABILITIES = ("policy", "value", "wdl", "head", "mlp")
+CAPABILITIES = ("policy", "value", "wdl", "head", "mlp", "split")
 
 
 def scale_units(x: torch.Tensor, scale: torch.Tensor, group: int = 1) -> torch.Tensor:
@@ -122,6 +122,8 @@ class LensAdapter(ABC):
             return self.unavailable[capability]
         if capability in ("head", "mlp") and capability not in self.units:
             return f"a {self.family} network has no {capability} units"
+        if capability == "split" and type(self).attention_split is LensAdapter.attention_split:
+            return f"the {self.family} lens does not take its attention logits apart"
         if capability not in CAPABILITIES and capability not in self.units:
             return f"unknown capability {capability!r}"
         return None
@@ -155,3 +157,9 @@ class LensAdapter(ABC):
         real square (S = 64, a1 = 0), or S = 1 where the units have no squares (the neurons panel).
         A family whose units have nothing to read raises ValueError saying why."""
         raise ValueError(f"a {self.family} network's {kind} units have no activations to read")
+
+    def attention_split(self, prepared: Prepared, layer: int) -> dict[str, torch.Tensor]:
+        """Layer ``layer``'s attention taken apart, (H, 64, 64) by real squares (a1 = 0, query row
+        first): "content" softmax(QK^T / sqrt(D)) alone, "position" the position term added to those
+        logits (smolgen's bias, Shaw's RPE terms), "final" the network's own map (capability "split")."""
+        raise ValueError(self.why_not("split") or f"the {self.family} lens cannot split its attention")

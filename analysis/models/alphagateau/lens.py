@@ -28,6 +28,8 @@ from analysis.models.lens import LensAdapter, Prepared, ReadOut, UnitKind, hooks
 NO_MLP = ("AlphaGateau has no MLP layers: its GATEAU layers mix squares and moves by attention "
           "over the move graph, so its units are the attention heads")
 NO_WDL = "AlphaGateau's value head is a single tanh: it has no WDL"
+NO_SPLIT = ("a GATEAU layer's attention logit is one LeakyReLU of the updated edge features (eq. 5): "
+            "it has no separate content and position terms to split")
 
 
 def scaled_head(scale: torch.Tensor):
@@ -49,7 +51,7 @@ class AlphaGateauLens(LensAdapter):
         c = model.config
         self.readouts = ["embed"] + [f"{i}.block" for i in range(c.blocks)]
         self.units = {"head": UnitKind("head", c.gateau_layers, 1, "a GATEAU layer's attention over incoming moves")}
-        self.unavailable = {"mlp": NO_MLP, "wdl": NO_WDL}
+        self.unavailable = {"mlp": NO_MLP, "wdl": NO_WDL, "split": NO_SPLIT}
 
     def layers(self) -> list[nn.Module]:
         return [gateau for block in self.model.blocks for gateau in (block.gateau1, block.gateau2)]

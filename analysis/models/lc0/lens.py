@@ -74,6 +74,9 @@ class AttentionLens(LensAdapter):
         self.units = {"head": UnitKind("head", c.encoders, c.heads, "an attention head of an encoder layer"),
                       "mlp": UnitKind("mlp", c.encoders, c.ffn, "a hidden unit of an encoder layer's FFN")}
         self.unavailable = {} if c.wdl else {"wdl": "this lc0 net's value head is a single tanh: it has no WDL"}
+        if not c.smolgen_compress:
+            self.unavailable["split"] = ("this lc0 net has no smolgen: its attention logits are QK^T alone, "
+                                         "with no position term to split off")
 
     def prepare(self, board: chess.Board) -> Prepared:
         return prepare_lc0(self.model, board)
@@ -126,19 +129,20 @@ class AttentionLens(LensAdapter):
         return torch.einsum("thd,ehd->hte", per_head, weight), mha.dense.bias, attended
 
     def attention_split(self, prepared: Prepared, layer: int) -> dict[str, torch.Tensor]:
-        """``layer``'s maps (H, T, T), network frame: "content" softmax(QK^T / sqrt(D)) alone,
-        "position" smolgen's bias (logits added to QK^T; absent without smolgen), "final" softmax of the sum."""
+        """``layer``'s maps (H, 64, 64) by real squares: "content" softmax(QK^T / sqrt(D)) alone,
+        "position" smolgen's bias (the logits it adds to QK^T / sqrt(D)), "final" softmax of the sum."""
+        if not self.has("split"):
+            raise ValueError(self.why_not("split"))
         mha = self.model.encoders[layer].mha
         x = self.layer_input(prepared.inputs, layer)
         t = x.shape[1]
         q, k = (f(x).view(1, t, mha.heads, -1).transpose(1, 2) for f in (mha.q, mha.k))
-        logits = q @ k.transpose(-1, -2) / (q.shape[-1] ** 0.5)  # (1, H, T, T)
-        out = {"content": torch.softmax(logits, dim=-1)[0]}
-        if mha.smolgen is not None:
-            bias = mha.smolgen(x)
-            out["position"], logits = bias[0], logits + bias
-        out["final"] = torch.softmax(logits, dim=-1)[0]
-        return out
+        logits = q @ k.transpose(-1, -2) / (q.shape[-1] ** 0.5)  # (1, H, T, T), network frame
+        bias = mha.smolgen(x)
+        rows = prepared.extra["rows"]
+        maps = {"content": torch.softmax(logits, dim=-1), "position": bias,
+                "final": torch.softmax(logits + bias, dim=-1)}
+        return {name: m[0][:, rows][:, :, rows] for name, m in maps.items()}
 
     def activations(self, prepared: Sequence[Prepared], kind: str, layer: int) -> torch.Tensor:
         """(B, 64, F): every FFN unit of ``layer`` on every real square (a1 = 0), one batch."""

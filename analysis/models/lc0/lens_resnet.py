@@ -54,7 +54,7 @@ class ResNetLens(LensAdapter):
         self.readouts = ["embed"] + [f"{i}.block" for i in range(c.blocks)]
         self.units = {"block": UnitKind("block", c.blocks, 1, "a residual block's whole branch"),
                       "channel": UnitKind("channel", c.blocks, c.channels, "one channel of a residual block's branch")}
-        self.unavailable = {"head": NO_HEADS, "mlp": NO_MLP}
+        self.unavailable = {"head": NO_HEADS, "mlp": NO_MLP, "split": NO_HEADS}
         if not c.wdl:
             self.unavailable["wdl"] = "this lc0 net's value head is a single tanh: it has no WDL"
 
