@@ -3,6 +3,7 @@ the smolgen split, attribution vs exact ablation; for the SE-ResNet (Maia) block
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import chess
@@ -12,8 +13,9 @@ import torch
 
 from analysis.checkpoint import load_checkpoint
 from analysis.lens import lens_for
-from analysis.lens.core import grid
-from analysis.models.lc0 import load_lc0
+from analysis.encoding.lc0_formats import encode_boards
+from analysis.lens.core import grid, logit_lens
+from analysis.models.lc0 import evaluate_boards, load_lc0
 from analysis.models.lc0.config import AttentionConfig
 from tests.lc0_random_nets import write_net
 
@@ -181,3 +183,17 @@ def test_capabilities_say_why_not(maia, attention):
     assert attention.has("head") and attention.has("mlp") and attention.has("wdl")
     with pytest.raises(ValueError, match="unknown readout"):
         attention.unembed(attention.prepare(chess.Board()), torch.zeros(1, 64, SYNTH.embed), "9.attn")
+
+
+def test_a_canonical_format_net_reads_real_moves_and_squares(tmp_path):
+    """Input format 5 flips/mirrors/transposes boards without castling rights: the lens's moves and maps
+    must still be the real ones, as ``evaluate_boards`` gives them."""
+    lens = lens_for(load_lc0(write_net(tmp_path / "v2.pb.gz", replace(SYNTH, input_format=5), seed=2)))
+    boards = [chess.Board(f) for f in ("2k5/8/8/8/8/8/8/6RK w - - 0 1", "5r2/1k6/8/2K5/8/8/8/8 b - - 0 1")]
+    assert all(e.transform for e in encode_boards(boards, 5)[1])
+    for board, answer in zip(boards, evaluate_boards(lens.model, boards, attention=True)):
+        view = logit_lens(lens, board)
+        probs = dict(zip(view.moves, view.probs[-1]))
+        assert max(abs(probs[move.uci()] - p) for move, p in answer.policy.items()) < 1e-5
+        final = lens.attention_split(lens.prepare(board), 2)["final"].numpy()
+        np.testing.assert_allclose(final, answer.attention[2], atol=1e-5)

@@ -95,6 +95,7 @@ class AlphaGateauLens(LensAdapter):
             raise ValueError(f"unknown readout point {readout!r}")
         return self._read(prepared, residual)
 
+    @torch.no_grad()
     def head_writes(self, prepared: Prepared, layer: int):
         """(the head's write (1, N, K): sum_j a_ij (W_h h_j + W_g g_ij), recomputed from the layer's
         attention; the self term W_0 h (N, K) as the bias; the layer's node output (N, K))."""
@@ -109,5 +110,6 @@ class AlphaGateauLens(LensAdapter):
             self.streams(prepared.inputs)
         return kept["write"], kept["own"], kept["out"]
 
+    @torch.no_grad()
     def activations(self, prepared: Sequence[Prepared], kind: str, layer: int) -> torch.Tensor:
         raise ValueError(NO_MLP)

@@ -107,9 +107,11 @@ class GiraffeLens(LensAdapter):
         logits = m.out(residual[:, 1:, :c.move_hidden]).squeeze(-1)
         return ReadOut(logits=logits[:, prepared.extra["indices"]], score=(value + 1) / 2)
 
+    @torch.no_grad()
     def head_writes(self, prepared: Prepared, layer: int):
         raise ValueError(NO_HEADS)
 
+    @torch.no_grad()
     def group_writes(self, prepared: Prepared, layer: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Network ``layer`` (0 evaluator, 1 move evaluator)'s groups taken apart on a clean pass:
         (writes (3, *rows, hidden), the hidden bias, the hidden layer's input (*rows, hidden))."""
@@ -122,6 +124,7 @@ class GiraffeLens(LensAdapter):
         writes = torch.stack([part @ w.T for part, w in zip(parts, columns)])
         return writes, net.hidden.bias, net.hidden(kept["x"][0])
 
+    @torch.no_grad()
     def activations(self, prepared: Sequence[Prepared], kind: str, layer: int) -> torch.Tensor:
         """(B, 1, hidden + move_hidden): Giraffe's units have no squares; a move-evaluator unit's
         activation on a position is its largest over the legal moves."""

@@ -118,6 +118,7 @@ class AttentionLens(LensAdapter):
         """The stream entering encoder ``layer`` (the embedding, or the previous block's output)."""
         return self.forward(tokens, True)[1][2 * layer]
 
+    @torch.no_grad()
     def head_writes(self, prepared: Prepared, layer: int):
         mha = self.model.encoders[layer].mha
         x = self.layer_input(prepared.inputs, layer)
@@ -128,6 +129,7 @@ class AttentionLens(LensAdapter):
         weight = mha.dense.weight.view(mha.dense.out_features, mha.heads, -1)  # (E, H, D)
         return torch.einsum("thd,ehd->hte", per_head, weight), mha.dense.bias, attended
 
+    @torch.no_grad()
     def attention_split(self, prepared: Prepared, layer: int) -> dict[str, torch.Tensor]:
         """``layer``'s maps (H, 64, 64) by real squares: "content" softmax(QK^T / sqrt(D)) alone,
         "position" smolgen's bias (the logits it adds to QK^T / sqrt(D)), "final" softmax of the sum."""
@@ -144,6 +146,7 @@ class AttentionLens(LensAdapter):
                 "final": torch.softmax(logits + bias, dim=-1)}
         return {name: m[0][:, rows][:, :, rows] for name, m in maps.items()}
 
+    @torch.no_grad()
     def activations(self, prepared: Sequence[Prepared], kind: str, layer: int) -> torch.Tensor:
         """(B, 64, F): every FFN unit of ``layer`` on every real square (a1 = 0), one batch."""
         if kind != "mlp":

@@ -91,9 +91,11 @@ class ResNetLens(LensAdapter):
             raise ValueError(f"unknown readout point {readout!r}")
         return read_lc0(prepared, self.model.outputs(residual))
 
+    @torch.no_grad()
     def head_writes(self, prepared: Prepared, layer: int):
         raise ValueError(NO_HEADS)
 
+    @torch.no_grad()
     def branches(self, tokens: torch.Tensor) -> list[torch.Tensor]:
         """Every block's branch y (B, C, 8, 8) on a clean pass: the channels' exact writes."""
         kept = []
@@ -102,6 +104,7 @@ class ResNetLens(LensAdapter):
             self.body(tokens)
         return kept
 
+    @torch.no_grad()
     def activations(self, prepared: Sequence[Prepared], kind: str, layer: int) -> torch.Tensor:
         """(B, 64, C): block ``layer``'s branch, every channel on every real square (a1 = 0)."""
         if kind != "channel":
