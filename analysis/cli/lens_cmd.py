@@ -142,10 +142,20 @@ def _text(result: dict) -> str:
             parts.append(f"score {score[r]:.3f}")
         lines.append("  ".join(parts))
     if "ablated" in result:
-        a = result["ablated"]
-        lines.append(f"{a['unit']} {a['layer']}:{a['index']} x {a['scale']:g}: score {result['clean']['score']} -> {a['score']}")
+        lines.extend(_ablation_text(result["ablated"], result["clean"]))
     if "grid" in result:
         lines.append(f"grid of {result['grid_move']['uci']} (logit change when each unit is removed; * exact):")
         for l, row in enumerate(result["grid"]):
             lines.append(f"  L{l}: " + " ".join(f"{x:+.2f}{'*' if e else ' '}" for x, e in zip(row, result["exact"][l])))
     return "\n".join(lines)
+
+
+def _ablation_text(ablated: dict, clean: dict) -> list[str]:
+    """The scaled unit's effect: the score, then the moves whose probability changed most."""
+    head = f"{ablated['unit']} {ablated['layer']}:{ablated['index']} x {ablated['scale']:g}:"
+    lines = [head + (f" score {clean['score']:.3f} -> {ablated['score']:.3f}" if clean["score"] is not None else "")]
+    if ablated["policy"] is not None:
+        change = sorted(ablated["policy"], key=lambda m: abs(ablated["policy"][m] - clean["policy"][m]), reverse=True)
+        for move in change[:5]:
+            lines.append(f"  {move:<6} p {clean['policy'][move]:.3f} -> {ablated['policy'][move]:.3f}")
+    return lines
