@@ -201,3 +201,29 @@ def test_bad_requests_are_refused_before_anything_runs(net):
         core.move_index(prepared, "castle")
     with pytest.raises(LensError, match="no legal moves"):
         core.prepare(adapter, chess.Board("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1"))
+
+
+def test_the_causal_atlas_is_the_mean_of_single_head_ablations(net):
+    from analysis.lens.atlas import causal_atlas
+
+    _, adapter = net
+    boards = [chess.Board(fen) for fen in FENS[:2]] + [chess.Board("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1")]
+    atlas = causal_atlas(adapter, boards, max_variants=7)
+    assert atlas.positions == 2  # the stalemate is skipped
+    layers, heads = adapter.units["head"].layers, adapter.units["head"].per_layer
+    for layer, head in [(0, 0), (layers - 1, heads - 1)]:
+        kls, changes = [], []
+        for board in boards[:2]:
+            a = core.ablate(adapter, board, "head", layer, head, 0.0)
+            if a.clean is not None:
+                kls.append(float((a.clean * (np.log(a.clean) - np.log(a.scaled))).sum()))
+            if a.clean_score is not None:
+                changes.append(abs(a.scaled_score - a.clean_score))
+        if kls:
+            assert abs(atlas.kl[layer, head] - np.mean(kls)) < 1e-5
+        else:
+            assert atlas.kl is None
+        if changes:
+            assert abs(atlas.score[layer, head] - np.mean(changes)) < 1e-6
+        else:
+            assert atlas.score is None
