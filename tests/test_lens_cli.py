@@ -91,3 +91,17 @@ def test_a_network_without_the_capability_is_refused(capsys, state_value_net):
     result = json.loads(capsys.readouterr().out)
     assert "lens" not in result and len(result["score"]) == len(result["readouts"]) == 3
     assert "policy" in result["unavailable"]
+
+
+def test_a_large_grid_is_ranked_by_attribution_unless_exact_is_asked(capsys):
+    base = ["lens", "--model", _path("cf-small"), "--fen", FEN, "--grid", "e8c8", "--unit", "mlp", "--json"]
+    assert main(base) == 0
+    ranked = json.loads(capsys.readouterr().out)
+    assert sum(map(sum, ranked["exact"])) == 16 and [len(r) for r in ranked["grid"]] == [256] * 6
+    assert main(base + ["--exact"]) == 0
+    exact = json.loads(capsys.readouterr().out)
+    assert all(map(all, exact["exact"]))
+    for l, row in enumerate(ranked["exact"]):
+        for u, measured in enumerate(row):
+            if measured:
+                assert abs(ranked["grid"][l][u] - exact["grid"][l][u]) < 1e-4

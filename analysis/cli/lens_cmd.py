@@ -30,7 +30,9 @@ def register(subparsers) -> None:
     p.add_argument("--scale", type=float, default=0.0, help="0 removes the unit's write, 1 is clean, 2 doubles, -1 flips")
     p.add_argument("--grid", default=None, metavar="UCI", help="the causal grid of this move")
     p.add_argument("--top", type=int, default=None,
-                   help="grid by attribution patching, re-measuring only the TOP strongest exactly")
+                   help="grid by attribution patching, re-measuring only the TOP strongest exactly (default: "
+                        "every unit exactly when there are at most 256, else the top 16)")
+    p.add_argument("--exact", action="store_true", help="grid: remove every unit exactly, however many")
     p.add_argument("--device", default=None, help="cpu or cuda (default: $SIGHTLINE_DEVICE, else auto)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=run_lens)
@@ -120,7 +122,8 @@ def _compute(adapter, board, args, unit) -> dict:
         result["clean"] = {"policy": None if a.clean is None else dict(zip(a.moves, a.clean.tolist())),
                            "score": a.clean_score}
     if args.grid is not None:
-        g = core.grid(adapter, board, args.grid, args.unit, top=args.top)
+        top = None if args.exact else args.top if args.top is not None else core.default_top(adapter, args.unit)
+        g = core.grid(adapter, board, args.grid, args.unit, top=top)
         result["grid"] = g.logit.tolist()
         result["exact"] = g.exact.tolist()
         if g.score is not None:

@@ -205,6 +205,18 @@ def attribution(adapter: LensAdapter, prepared: Prepared, kind: str, column: int
     return -_numpy(grad[0])
 
 
+# A grid removes each unit exactly when there are at most this many (one variant each); beyond it
+# attribution patching ranks them and the AUTO_TOP strongest are re-measured exactly.
+EXACT_UNITS = 256
+AUTO_TOP = 16
+
+
+def default_top(adapter: LensAdapter, kind: str) -> int | None:
+    """None (every unit exact) for a small grid, else AUTO_TOP."""
+    units = adapter.units[kind]
+    return None if units.layers * units.per_layer <= EXACT_UNITS else AUTO_TOP
+
+
 def grid(adapter: LensAdapter, board: chess.Board, uci: str, kind: str = "head", *, top: int | None = None,
          max_variants: int = 256) -> Grid:
     """The causal grid of move ``uci``: every unit ablated exactly (``top`` None), or ranked by
