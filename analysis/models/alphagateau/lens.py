@@ -88,7 +88,12 @@ class AlphaGateauLens(LensAdapter):
         nodes = graph_for_width(prepared.inputs.shape[-1]).nodes
         h, g = residual[:, :nodes], residual[:, nodes:]
         value = self.model.value(h)
-        return ReadOut(logits=self.model.policy(g)[:, prepared.extra["indices"]], score=(value + 1) / 2)
+        legal = prepared.extra["indices"]
+        if self.model.training:  # batch norms on the batch's statistics: every edge, as the network runs
+            logits = self.model.policy(g)[:, legal]
+        else:  # running statistics: the head acts on each edge alone, so the legal edges suffice
+            logits = self.model.policy(g[:, legal])
+        return ReadOut(logits=logits, score=(value + 1) / 2)
 
     def unembed(self, prepared: Prepared, residual: torch.Tensor, readout: str) -> ReadOut:
         if readout is not None and readout not in self.readouts:  # None: a stack of several points
