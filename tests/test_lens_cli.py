@@ -105,3 +105,19 @@ def test_a_large_grid_is_ranked_by_attribution_unless_exact_is_asked(capsys):
         for u, measured in enumerate(row):
             if measured:
                 assert abs(ranked["grid"][l][u] - exact["grid"][l][u]) < 1e-4
+
+
+def test_heads_causal_adds_each_heads_importance(capsys):
+    from analysis.heads.sample import load_sample
+    from analysis.lens import lens_for
+    from analysis.lens.atlas import causal_atlas
+
+    assert main(["heads", "--model", _path("cf-small"), "--positions", "2", "--causal", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    evaluator = load_evaluator(_path("cf-small"), device="cpu")
+    expected = causal_atlas(lens_for(evaluator.model, evaluator.encoding), load_sample(2))
+    assert out["importance"]["positions"] == 2 and len(out["labels"]) == 6
+    for key in ("kl", "score"):
+        got = out["importance"][key]
+        assert [len(row) for row in got] == [8] * 6
+        assert max(abs(a - b) for ra, rb in zip(got, getattr(expected, key).tolist()) for a, b in zip(ra, rb)) < 1e-6
