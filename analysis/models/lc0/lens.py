@@ -107,12 +107,12 @@ class AttentionLens(LensAdapter):
             seen += [x] if capture else []
             x = layer.ln2(layer.alpha * layer.ffn(x) + x)
             seen += [x] if capture else []
-        return self.model.outputs(x), seen
+        return self.model.outputs(x, every_head=False), seen
 
     def unembed(self, prepared: Prepared, residual: torch.Tensor, readout: str) -> ReadOut:
         if readout is not None and readout not in self.readouts:  # None: a stack of several points
             raise ValueError(f"unknown readout point {readout!r}")
-        return read_lc0(prepared, self.model.outputs(residual))
+        return read_lc0(prepared, self.model.outputs(residual, every_head=False))
 
     def layer_input(self, tokens: torch.Tensor, layer: int) -> torch.Tensor:
         """The stream entering encoder ``layer`` (the embedding, or the previous block's output)."""
