@@ -6,12 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import chess
+import numpy as np
 import pytest
 import torch
 
 from analysis.checkpoint import load_checkpoint
 from analysis.lens import lens_for
 from analysis.lens.core import ablate, logit_lens
+from analysis.lens.neurons import where_else
 
 ROOT = Path(__file__).resolve().parents[1]
 FENS = ["r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 2 3",
@@ -72,3 +74,12 @@ def test_no_depth_and_no_heads_are_said(lens):
     assert view.logits.shape[0] == 1
     change = ablate(lens, chess.Board(FENS[1]), "group", 1, 2, 0.0)  # the move evaluator's square group
     assert abs(sum(change.scaled) - 1) < 1e-5 and (change.scaled != change.clean).any()
+
+
+def test_where_else_over_a_pool_with_a_finished_game(lens):
+    mated = chess.Board("rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3")  # fool's mate
+    boards = [chess.Board(FENS[0]), mated, chess.Board(FENS[1])]
+    c = lens.model.config
+    scan = where_else(lens, boards, 0, c.hidden + 3, top=3, batch=2)  # a move-evaluator unit
+    assert scan.complete and len(scan.top) == 3 and all(np.isfinite(f.peak) for f in scan.top)
+    assert next(f for f in scan.top if f.index == 1).peak == 0.0 and scan.top[0].square is None

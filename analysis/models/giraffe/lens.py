@@ -136,4 +136,5 @@ class GiraffeLens(LensAdapter):
         counts = torch.tensor([len(p.moves) for p in prepared], device=self.device)
         real = torch.arange(kept[1].shape[1], device=self.device)[None, :] < counts[:, None]  # (B, M)
         moves = kept[1].masked_fill(~real[..., None], float("-inf")).amax(dim=1)
+        moves = torch.where(counts[:, None] > 0, moves, torch.zeros_like(moves))  # no legal move: nothing fires
         return torch.cat([kept[0], moves], dim=-1)[:, None]
