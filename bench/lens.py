@@ -5,9 +5,10 @@
     python bench/lens.py --threads 1                       # steadier when other jobs share the CPU
 
 Figures (issue 28 targets in brackets):
-- logit lens + value at every readout point for one position (fastest of --repeat calls), as a ratio to one plain forward
-  pass of the same net through the evaluator (encode, forward, decode) [<= 2x]; also the network
-  part alone (captured forward + batched unembed vs the bare forward);
+- logit lens + value at every readout point for one position (fastest of --repeat calls), as a
+  ratio to one plain forward pass of the same net through the evaluator (encode, forward,
+  decode) [<= 2x]; also the network part alone (captured forward + batched unembed vs the
+  bare forward);
 - the exact head grid of one move, every head ablated, one batched call [cf-small < 1 s];
 - Spearman rank agreement between attribution patching and exact ablation over all heads,
   per position, over the first positions of the atlas sample (the network's top move);
@@ -108,7 +109,8 @@ def main() -> None:
         order = np.argsort(-atlas.kl, axis=None)[:5]
         for i in order:
             layer, head = divmod(int(i), atlas.kl.shape[1])
-            print(f"  L{layer} H{head}: mean KL {atlas.kl[layer, head]:.4f}, mean |d score| {atlas.score[layer, head]:.4f}")
+            kl, score = atlas.kl[layer, head], atlas.score[layer, head]
+            print(f"  L{layer} H{head}: mean KL {kl:.4f}, mean |d score| {score:.4f}")
 
 
 if __name__ == "__main__":

@@ -27,7 +27,8 @@ def register(subparsers) -> None:
     p.add_argument("--ablate", default=None, metavar="L:I", help="scale unit I of layer L (from 0)")
     p.add_argument("--unit", default="head", help="what --ablate and --grid address: head, mlp, or a kind the "
                    "family adds (block and channel for lc0 SE-ResNets, group for Giraffe)")
-    p.add_argument("--scale", type=float, default=0.0, help="0 removes the unit's write, 1 is clean, 2 doubles, -1 flips")
+    p.add_argument("--scale", type=float, default=0.0,
+                   help="0 removes the unit's write, 1 is clean, 2 doubles, -1 flips")
     p.add_argument("--grid", default=None, metavar="UCI", help="the causal grid of this move")
     p.add_argument("--top", type=int, default=None,
                    help="grid by attribution patching, re-measuring only the TOP strongest exactly (default: "
@@ -149,7 +150,8 @@ def _text(result: dict) -> str:
     if "grid" in result:
         lines.append(f"grid of {result['grid_move']['uci']} (logit change when each unit is removed; * exact):")
         for l, row in enumerate(result["grid"]):
-            lines.append(f"  L{l}: " + " ".join(f"{x:+.2f}{'*' if e else ' '}" for x, e in zip(row, result["exact"][l])))
+            cells = (f"{x:+.2f}{'*' if e else ' '}" for x, e in zip(row, result["exact"][l]))
+            lines.append(f"  L{l}: " + " ".join(cells))
     return "\n".join(lines)
 
 

@@ -44,7 +44,8 @@ def check_unit(adapter: LensAdapter, kind: str, layer: int, index: int) -> None:
     require(adapter, kind)
     units = adapter.units[kind]
     if not 0 <= layer < units.layers:
-        raise LensError(f"layer {layer} is out of range: the network has {units.layers} layers (0 to {units.layers - 1})")
+        raise LensError(f"layer {layer} is out of range: the network has {units.layers} layers "
+                        f"(0 to {units.layers - 1})")
     if not 0 <= index < units.per_layer:
         raise LensError(f"{kind} {index} is out of range: layer {layer} has {units.per_layer} {units.what}s "
                         f"(0 to {units.per_layer - 1})")

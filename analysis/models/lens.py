@@ -1,8 +1,8 @@
 """What a family's network offers the lens (``analysis.lens``): the ``LensAdapter`` interface.
 
 A family that can be taken apart gives ``ModelFamily.lens`` a function ``lens(model, encoding)
--> LensAdapter`` (``encoding``: the network's ``Encoding``); its adapter lives in its own package (``analysis.models.<family>.lens``) and
-nothing outside that package names it. The lens layer (logit lens, ablation and steering,
+-> LensAdapter`` (``encoding``: the network's ``Encoding``); its adapter lives in its own package
+(``analysis.models.<family>.lens``) and nothing outside that package names it. The lens layer (logit lens, ablation and steering,
 causal grids, attribution) is written against this interface alone.
 
 It lives here, beside ``family.py``, and not in ``analysis.lens``, so that the families never
