@@ -7,6 +7,10 @@ LensAdapter``, built in the family's own package); this package names no family.
 - ``LensError``: bad input (unknown readout, layer, unit or move, an illegal move, a scale out
   of range, a capability the network lacks); the CLI and the API answer it with one message,
   nothing computed.
+
+The adapters register forward hooks on the network for the length of one call: a worker that
+shares a loaded network between threads must not run it elsewhere during a lens call (hold the
+network's lock, or give the lens its own copy).
 """
 
 from __future__ import annotations
