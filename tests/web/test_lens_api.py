@@ -131,3 +131,23 @@ def test_a_failed_computation_is_503_and_retry_queues_it_again(client, job, sent
     failed = client.get(url)
     assert failed.status_code == 503 and "ZeroDivisionError" in failed.json()["error"]
     assert client.get(url + "?retry=1").status_code == 202 and len(sent) == 2
+
+
+def test_the_lens_task_has_the_shared_network_to_itself(tiny_network):
+    """The lens hooks the network: while a lens call holds it, another thread's evaluation waits."""
+    import threading
+
+    from webapp.networks.model_cache import ModelCache
+
+    batcher, done = ModelCache().get(tiny_network), threading.Event()
+    worker = threading.Thread(target=lambda: (batcher.evaluate([chess.Board()]), done.set()))
+    with batcher.exclusive() as evaluator:
+        assert evaluator is batcher.inner
+        worker.start()
+        assert not done.wait(0.5)
+    assert done.wait(30)
+    worker.join()
+
+
+def test_the_task_on_a_withdrawn_entry_does_nothing(job):
+    assert compute_lens(str(job.id), 0, 12345) == "missing"

@@ -66,9 +66,9 @@ def compute_lens(job_id: str, node_id: int, entry_id: int) -> str:
     if entry is None or job is None or entry.status == LensResult.Status.READY:
         return "missing" if entry is None or job is None else entry.status
     try:
-        evaluator = getattr(models.get(job.network), "inner", None)
-        adapter = lens_for(evaluator.model, evaluator.encoding)
-        data = compute_lens_answer(adapter, board_for(job.nodes, node_id), entry.request)
+        with models.get(job.network).exclusive() as evaluator:  # the lens hooks the shared network
+            adapter = lens_for(evaluator.model, evaluator.encoding)
+            data = compute_lens_answer(adapter, board_for(job.nodes, node_id), entry.request)
         LensResult.objects.filter(pk=entry.pk).update(status=LensResult.Status.READY, data=data, error="")
         return LensResult.Status.READY
     except Exception as exc:
