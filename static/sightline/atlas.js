@@ -32,6 +32,7 @@ export function sortImportance(table, key) {
   const text = key === "label" || key === "order";
   rows.sort((a, b) => (text ? a.dataset[key].localeCompare(b.dataset[key]) || a.dataset.order.localeCompare(b.dataset.order) : num(b) - num(a)));
   body.replaceChildren(...rows);
+  table.dataset.sorted = key;
 }
 
 export function startAtlas(data) {

@@ -104,3 +104,25 @@ def test_a_network_without_a_lens_says_why(live_site, browser):  # noqa: F811
     page.click("#lens-open")
     page.wait_for_function("document.querySelector('#lens-why').textContent.includes('not a network')")
     assert page.is_hidden("#lens-body")
+
+
+def test_the_atlas_page_sorts_heads_by_their_measured_importance(live_site, browser):  # noqa: F811
+    """The atlas job also removes every head (the causal atlas); its table sorts by either figure."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(live_site["base"] + "networks/cf-tiny/heads/")
+    page.click("#atlas-compute")
+    page.wait_for_function("document.querySelectorAll('#importance-table tbody tr').length === 8", timeout=300_000)
+    page.wait_for_selector("#importance-table[data-sorted='kl']")  # the page's script has run
+    column = "rows => rows.map(r => Number(r.dataset[KEY]))"
+    for key in ("dscore", "kl"):
+        page.select_option("#importance-sort", key)
+        page.wait_for_selector(f"#importance-table[data-sorted='{key}']")
+        values = page.eval_on_selector_all("#importance-table tbody tr", column.replace("KEY", f"'{key}'"))
+        assert values == sorted(values, reverse=True) and values[0] > 0, (key, values)
+    page.select_option("#importance-sort", "order")
+    order = page.eval_on_selector_all("#importance-table tbody tr", "rows => rows.map(r => r.dataset.order)")
+    assert order == sorted(order) and len(page.locator(".atlas-effect").all()) == 8
+    shot(page, "lens-03-causal-atlas")
+    assert errors == []
