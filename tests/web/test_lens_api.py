@@ -151,3 +151,17 @@ def test_the_lens_task_has_the_shared_network_to_itself(tiny_network):
 
 def test_the_task_on_a_withdrawn_entry_does_nothing(job):
     assert compute_lens(str(job.id), 0, 12345) == "missing"
+
+
+def test_lens_answers_are_turned_to_whites_view():
+    from webapp.analyses.messages import lens_for_white
+
+    lens = {"readouts": ["embed", "0.mlp"], "score": [0.3, 0.8], "wdl": [[0.1, 0.5, 0.4], [0.7, 0.2, 0.1]]}
+    assert lens_for_white(lens, True) == lens
+    black = lens_for_white(lens, False)
+    assert black["score"] == pytest.approx([0.7, 0.2]) and black["wdl"] == [[0.4, 0.5, 0.1], [0.1, 0.2, 0.7]]
+    ablated = lens_for_white({"policy": [], "clean_score": 0.6, "scaled_score": 0.25}, False)
+    assert ablated["clean_score"] == pytest.approx(0.4) and ablated["scaled_score"] == pytest.approx(0.75)
+    grid = {"logit": [[0.5]], "exact": [[True]], "score": [[-0.1, None]], "clean_score": 0.9}
+    assert lens_for_white(grid, False)["score"] == [[0.1, None]] and lens_for_white(grid, True)["score"] == [[-0.1, None]]
+    assert lens_for_white(grid, False)["logit"] == [[0.5]]  # a move's logit has no point of view
