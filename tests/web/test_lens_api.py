@@ -165,3 +165,16 @@ def test_lens_answers_are_turned_to_whites_view():
     grid = {"logit": [[0.5]], "exact": [[True]], "score": [[-0.1, None]], "clean_score": 0.9}
     assert lens_for_white(grid, False)["score"] == [[0.1, None]] and lens_for_white(grid, True)["score"] == [[-0.1, None]]
     assert lens_for_white(grid, False)["logit"] == [[0.5]]  # a move's logit has no point of view
+
+
+def test_a_network_file_that_cannot_be_read_is_a_400_not_a_500(client, job, sent, tiny_network, monkeypatch):
+    from webapp.analyses import lens
+
+    monkeypatch.setattr(lens, "_descriptions", {})
+    monkeypatch.setattr("analysis.checkpoint.load_evaluator", lambda *a, **k: (_ for _ in ()).throw(OSError("gone")))
+    from django.core.cache import cache
+
+    cache.delete(f"sightline.lens-about.{tiny_network.checksum}")
+    response = client.get(lens_url(job, 0, "logit"))
+    assert response.status_code == 400 and "could not be loaded" in response.json()["error"]
+    assert LensResult.objects.count() == 0 and sent == [] and lens._descriptions == {}

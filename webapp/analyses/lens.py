@@ -29,10 +29,18 @@ _lock = threading.Lock()
 def describe(network) -> dict:
     """What the lens can do on ``network``: readout points, unit kinds (layers, per layer) and each
     capability it lacks with the family's reason. Read once per network (by checksum) from its
-    adapter; a network without a lens gives ``{"unavailable": {"lens": why}}``."""
+    adapter, loaded here on the CPU, and kept in Django's cache for the other web processes; a
+    network without a lens gives ``{"unavailable": {"lens": why}}``."""
+    from django.core.cache import cache
+
     with _lock:
         if network.checksum not in _descriptions:
-            _descriptions[network.checksum] = _describe(network)
+            key = f"sightline.lens-about.{network.checksum}"
+            described = cache.get(key) or _describe(network)
+            if described.pop("transient", False):
+                return described  # asked again next time: the file may be back
+            _descriptions[network.checksum] = described
+            cache.set(key, described, None)
         return _descriptions[network.checksum]
 
 
@@ -45,11 +53,14 @@ def _describe(network) -> dict:
                                          "it has no layers or heads to take apart"}}
     from analysis.checkpoint import load_evaluator
 
-    evaluator = load_evaluator(network.path, "cpu", name=network.name)
     try:
+        evaluator = load_evaluator(network.path, "cpu", name=network.name)
         adapter = lens_for(evaluator.model, evaluator.encoding)
     except LensUnavailable as exc:
         return {"unavailable": {"lens": str(exc)}}
+    except Exception as exc:  # a file that cannot be read here: refused, not a 500
+        return {"unavailable": {"lens": f"{network.name} could not be loaded to take apart ({type(exc).__name__})"},
+                "transient": True}
     kinds = {name: {"layers": u.layers, "per_layer": u.per_layer, "what": u.what} for name, u in adapter.units.items()}
     lacks = {cap: adapter.why_not(cap) for cap in CAPABILITIES if adapter.why_not(cap)}
     return {"family": adapter.family, "readouts": list(adapter.readouts), "units": kinds,
