@@ -88,7 +88,7 @@ export class Lens {
       const res = await fetch(url, { headers: { Accept: "application/json" } });
       if (serial !== this.serial) return null;
       const body = await res.json();
-      if (res.status === 202) {
+      if (res.status === 202 || res.status === 429) { // computing, or this analysis's queue is full: ask again
         this.progress(what, tries);
         await new Promise((r) => setTimeout(r, 1000 * Math.min(Number(res.headers.get("Retry-After") || 1), 2)));
         continue;

@@ -178,3 +178,15 @@ def test_a_network_file_that_cannot_be_read_is_a_400_not_a_500(client, job, sent
     response = client.get(lens_url(job, 0, "logit"))
     assert response.status_code == 400 and "could not be loaded" in response.json()["error"]
     assert LensResult.objects.count() == 0 and sent == [] and lens._descriptions == {}
+
+
+def test_an_analysis_queues_a_bounded_number_of_lens_computations(client, job, sent):
+    from webapp.analyses.lens import PENDING_PER_JOB
+
+    for head in range(PENDING_PER_JOB):
+        assert client.get(lens_url(job, 0, "ablate", f"?layer=0&index=0&scale={head / 4}")).status_code == 202
+    refused = client.get(lens_url(job, 0, "ablate", "?layer=0&index=1"))
+    assert refused.status_code == 429 and refused["Retry-After"] == "2" and "at most" in refused.json()["error"]
+    assert client.get(lens_url(job, 0, "ablate", "?layer=0&index=0&scale=0")).status_code == 202  # known: served
+    run_sent(sent)
+    assert client.get(lens_url(job, 0, "ablate", "?layer=0&index=1")).status_code == 202

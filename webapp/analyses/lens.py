@@ -22,6 +22,10 @@ from analysis.lens import MAX_SCALE, LensError, LensUnavailable
 
 QUANTITIES = ("lens", "ablate", "grid")
 MAX_MOVES = 4
+# New lens computations one analysis may have queued and unfinished at a time (rows older than the
+# window no longer count, so one lost with its worker cannot block the analysis for good).
+PENDING_PER_JOB = 12
+PENDING_WINDOW_S = 120
 _descriptions: dict[str, dict] = {}
 _lock = threading.Lock()
 
@@ -133,6 +137,24 @@ def _check_range(kind: str, layer: int, index: int, layers: int, per_layer: int)
         raise LensError(f"layer {layer} is out of range: the network has {layers} layers (0 to {layers - 1})")
     if not 0 <= index < per_layer:
         raise LensError(f"{kind} {index} is out of range: each layer has {per_layer} (0 to {per_layer - 1})")
+
+
+def too_many_pending(job) -> str | None:
+    """The 429's sentence when ``job`` already has ``PENDING_PER_JOB`` lens computations queued."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from webapp.analyses.models import LensResult
+
+    keys = {node["key"] for node in job.nodes if node.get("key")}
+    pending = LensResult.objects.filter(
+        network_checksum=job.network.checksum, status=LensResult.Status.PENDING, position_key__in=keys,
+        created_at__gte=timezone.now() - timedelta(seconds=PENDING_WINDOW_S)).count()
+    if pending < PENDING_PER_JOB:
+        return None
+    return (f"{pending} lens computations of this analysis are queued; at most {PENDING_PER_JOB} are queued "
+            "at a time. Try again in a moment.")
 
 
 def request_key(request: dict) -> str:

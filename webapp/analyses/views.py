@@ -302,6 +302,12 @@ def lens(request: HttpRequest, job_id: str, node_id: int, quantity: str) -> Json
         return JsonResponse({"error": _sentence(str(exc))}, status=400)
     key = dict(position_key=node_key(job, node_id), network_checksum=job.network.checksum,
                request_key=lens_requests.request_key(checked))
+    entry = LensResult.objects.filter(**key).first()
+    refusal = lens_requests.too_many_pending(job) if entry is None else None
+    if refusal is not None:
+        response = JsonResponse({"error": refusal}, status=429)
+        response["Retry-After"] = "2"
+        return response
     entry, created = LensResult.objects.get_or_create(**key, defaults={"request": checked})
     retry = not created and request.GET.get("retry") == "1" and entry.status == LensResult.Status.FAILED
     if created or retry:

@@ -190,6 +190,7 @@ LENS_RESPONSES = {
     400: schema.error("The request is refused (an unknown layer, unit or move, an illegal move, a scale outside "
                       "[-4, 4], a capability the network lacks: the reason); nothing is stored or queued."),
     404: schema.error("No such job or position."),
+    429: schema.error("The analysis has too many lens computations queued; see Retry-After."),
     503: schema.error("Computing it failed (`retry`: ?retry=1 queues it again), or the queue is unavailable "
                       "and nothing was queued; see Retry-After.")}
 RETRY = OpenApiParameter("retry", str, enum=["1"], description="1: queue a failed computation again.")
