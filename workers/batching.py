@@ -9,6 +9,8 @@ goes straight through, so a solo worker pays nothing for it.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import threading
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -67,6 +69,21 @@ class SharedBatcher(ForwardingEvaluator):
                 self._busy = False
                 self._cond.notify_all()
         return self._outcome(request)
+
+    @contextmanager
+    def exclusive(self):
+        """The wrapped evaluator for one caller alone (the lens hooks the shared network): waits
+        for the running batch, and every other caller waits until the block ends."""
+        with self._cond:
+            while self._busy:
+                self._cond.wait()
+            self._busy = True
+        try:
+            yield self.inner
+        finally:
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()
 
     def _take(self, leader: _Request) -> list[_Request]:
         """The leader's request plus waiting ones with the same options, up to ``max_positions``."""

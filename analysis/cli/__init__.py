@@ -17,6 +17,7 @@ import sys
 COMMAND_MODULES = [
     "model_cmds",
     "heads_cmd",
+    "lens_cmd",
     "data_cmds",
     "train_cmd",
     "selfplay_cmd",

@@ -95,6 +95,10 @@ class ModelFamily:
     # Why its networks have no attention maps, in a sentence the site shows where the explorer and
     # the head atlas would be ("": the site's generic "has no attention maps").
     no_attention_reason: str = ""
+    # The lens (``analysis.lens``): lens(model, encoding) -> its ``analysis.models.lens.LensAdapter``, built by
+    # the family's own ``lens`` module; None with ``no_lens_reason`` saying why it cannot be taken apart.
+    lens: Callable[[nn.Module, Any], Any] | None = None
+    no_lens_reason: str = ""
 
     def weights_config(self, config: Any) -> Any:
         """``config`` without its ``weightless_fields``: equal for interchangeable weights."""

@@ -1,5 +1,6 @@
 // Head atlas page: thumbnails of each head's mean map, the label filter, and the per-layer
-// counts of each label as a stacked plotly bar chart.
+// counts of each label as a stacked plotly bar chart, and the table of each head's measured importance
+// (the causal atlas), sortable by policy KL, |score change|, label or position.
 import { colour } from "./explorer.js";
 
 // One head's 64 values on an 8 x 8 canvas, a8 at the top left, the query square (d4) outlined.
@@ -24,7 +25,22 @@ function chart(data) {
   }, { displayModeBar: false, responsive: true });
 }
 
+// Rows of the importance table by the chosen key: the largest effect first; label and order ascending.
+export function sortImportance(table, key) {
+  const body = table.tBodies[0], rows = [...body.rows];
+  const num = (r) => (r.dataset[key] === "" ? -Infinity : Number(r.dataset[key]));
+  const text = key === "label" || key === "order";
+  rows.sort((a, b) => (text ? a.dataset[key].localeCompare(b.dataset[key]) || a.dataset.order.localeCompare(b.dataset.order) : num(b) - num(a)));
+  body.replaceChildren(...rows);
+  table.dataset.sorted = key;
+}
+
 export function startAtlas(data) {
+  const table = document.getElementById("importance-table"), sort = document.getElementById("importance-sort");
+  if (table && sort) {
+    sortImportance(table, sort.value);
+    sort.addEventListener("change", () => sortImportance(table, sort.value));
+  }
   document.querySelectorAll(".atlas-cell").forEach((cell) => {
     thumbnail(cell.querySelector("canvas"), data.thumbnails[cell.dataset.layer][cell.dataset.head], 27);
   });

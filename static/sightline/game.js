@@ -2,10 +2,11 @@
 // duplicates are harmless. It holds the game tree and the shown position; each part of the page
 // is a module of its own: the board play (play.js), the move list (moves.js), the position panel
 // (position.js), the deeper search (deeper.js), the eval graph (graph.js), the job status
-// (status.js), the attention explorer (explorer.js) and the websocket (socket.js).
+// (status.js), the attention explorer (explorer.js), the lens (lens.js) and the websocket (socket.js).
 import { Board } from "./board.js";
 import { Deeper } from "./deeper.js";
 import { Explorer } from "./explorer.js";
+import { Lens } from "./lens.js";
 import { EvalGraph } from "./graph.js";
 import { MoveList } from "./moves.js";
 import { MovePlayer } from "./play.js";
@@ -22,7 +23,7 @@ export function startGamePage(page) {
 }
 
 // The side column's tabs: [button, pane] by name.
-const TABS = { moves: ["tab-moves", "moves-pane"], explorer: ["explorer-open", "explorer"], network: ["network-open", "network-panel"] };
+const TABS = { moves: ["tab-moves", "moves-pane"], explorer: ["explorer-open", "explorer"], lens: ["lens-open", "lens"], network: ["network-open", "network-panel"] };
 
 class GamePage {
   constructor(page) {
@@ -42,6 +43,7 @@ class GamePage {
     this.graph = new EvalGraph(this);
     this.statusBar = new JobStatus(this);
     this.explorer = new Explorer(page, this);
+    this.lens = new Lens(page, this);
     this.mergeSnapshot(page.snapshot);
     const fromHash = parseInt(location.hash.slice(1), 10);
     this.moveList.render();
@@ -148,6 +150,7 @@ class GamePage {
     this.renderShare();
     this.graph.schedule();
     this.explorer.onNodeChange(id);
+    this.lens.onNodeChange(id);
   }
 
   showTab(name) {
@@ -157,6 +160,7 @@ class GamePage {
       document.getElementById(pane).hidden = key !== name;
     }
     this.explorer.setOpen(name === "explorer");
+    this.lens.setOpen(name === "lens");
   }
 
   siblings(id) {
@@ -229,6 +233,7 @@ class GamePage {
     click("copy-fen", () => this.copyFen());
     click("tab-moves", () => this.showTab("moves"));
     click("network-open", () => this.showTab("network"));
+    click("lens-open", () => this.showTab("lens"));
     if (this.page.network.has_attention) click("explorer-open", () => this.showTab("explorer"));
   }
 }

@@ -136,7 +136,11 @@ def test_the_schema_is_served(client):
     operations = {(path, method) for path, item in served_document()["paths"].items() for method in item}
     assert operations == {("/api/", "get"), ("/api/jobs/", "post"),
                           ("/api/jobs/{job_id}/", "get"), ("/api/jobs/{job_id}/nodes/{node_id}/", "get"),
-                          ("/api/jobs/{job_id}/nodes/{node_id}/attention/", "get")}
+                          ("/api/jobs/{job_id}/nodes/{node_id}/attention/", "get"),
+                          ("/api/jobs/{job_id}/nodes/{node_id}/lens/", "get"),
+                          ("/api/jobs/{job_id}/nodes/{node_id}/lens/logit/", "get"),
+                          ("/api/jobs/{job_id}/nodes/{node_id}/lens/ablate/", "get"),
+                          ("/api/jobs/{job_id}/nodes/{node_id}/lens/grid/", "get")}
 
 
 def test_an_accepted_submission_is_sent_to_the_in_memory_broker(transactional_db, memory_broker, material_network,

@@ -22,7 +22,7 @@ def atlas_network(tiny_network):
 
 def test_the_command_stores_an_atlas_with_a_label_for_every_head(atlas_network):
     row = HeadAtlas.objects.get(network=atlas_network)
-    assert row.status == HeadAtlas.Status.READY and (row.done, row.total) == (8, 8)
+    assert row.status == HeadAtlas.Status.READY and (row.done, row.total) == (16, 16)  # patterns, then causal
     assert len(row.data["labels"]) == 2 and len(row.data["labels"][0]) == 4 and row.data["positions"] == 8
 
 
@@ -72,7 +72,7 @@ def test_the_atlas_page_shows_progress_until_ready(client, tiny_network):
     assert "No head atlas yet" in client.get(f"/networks/{tiny_network.name}/heads/").content.decode()
     HeadAtlas.objects.create(network=tiny_network, status=HeadAtlas.Status.RUNNING, done=64, total=256)
     page = client.get(f"/networks/{tiny_network.name}/heads/").content.decode()
-    assert "64 of 256 positions" in page and 'value="25"' in page and 'hx-trigger="every 2s"' in page
+    assert "64 of 256 steps" in page and 'value="25"' in page and 'hx-trigger="every 2s"' in page
     HeadAtlas.objects.filter(network=tiny_network).update(status=HeadAtlas.Status.FAILED, error="boom")
     assert "failed: boom" in client.get(f"/networks/{tiny_network.name}/heads/").content.decode()
 

@@ -43,6 +43,23 @@ def eval_for_white(data: dict, white: bool) -> dict:
     return out
 
 
+def lens_for_white(data: dict, white: bool) -> dict:
+    """A stored lens answer (``webapp.analyses.lens.compute``) as White's: expected scores and WDL
+    per readout point, a scaled unit's scores, a grid's clean score and score changes (a change
+    of White's score is the mover's change, negated when Black moves)."""
+    out = dict(data)
+    if data.get("score") is not None and isinstance(data["score"], list) and "readouts" in data:
+        out["score"] = [score_for_white(s, white) for s in data["score"]]
+        out["wdl"] = None if data.get("wdl") is None else [wdl_for_white(w, white) for w in data["wdl"]]
+    for key in ("clean_score", "scaled_score"):
+        if data.get(key) is not None:
+            out[key] = score_for_white(data[key], white)
+    if "exact" in data and data.get("score") is not None:
+        sign = 1 if white else -1
+        out["score"] = [[None if x is None else sign * x for x in row] for row in data["score"]]
+    return out
+
+
 def root_move_for_white(data: dict, white: bool) -> dict:
     out = dict(data)
     for key in ("q", "score"):

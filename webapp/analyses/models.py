@@ -183,3 +183,32 @@ class DeepSearch(models.Model):
 
     def __str__(self) -> str:
         return f"deeper {self.job_id} node {self.node_id} [{self.status}]"
+
+
+
+class LensResult(models.Model):
+    """One lens quantity (logit lens, a scaled unit, a head grid) for one position and network,
+    computed by a worker on demand (``sightline.compute_lens``) and kept: the same request on the
+    same position and network is answered from here. ``request`` is the checked request
+    (``webapp.analyses.lens``), ``data`` its answer for the side to move."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        READY = "ready"
+        FAILED = "failed"
+
+    position_key = models.CharField(max_length=64)
+    network_checksum = models.CharField(max_length=64)
+    request_key = models.CharField(max_length=64, help_text="Digest of the canonical request")
+    request = models.JSONField(default=dict)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    data = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["position_key", "network_checksum", "request_key"],
+                                               name="unique_lens_result")]
+
+    def __str__(self) -> str:
+        return f"lens {self.request.get('quantity')} {self.position_key[:12]} [{self.status}]"

@@ -14,7 +14,8 @@ from webapp.analyses.attention import encode_maps
 from webapp.analyses.deep_runner import run_deep_search
 from webapp.analyses.gameinput import board_for
 from webapp.analyses.keys import node_key
-from webapp.analyses.models import AnalysisJob, AttentionMap, DeepSearch
+from webapp.analyses.lens import compute as compute_lens_answer
+from webapp.analyses.models import AnalysisJob, AttentionMap, DeepSearch, LensResult
 from webapp.analyses.publish import GroupPublisher
 from webapp.analyses.reaper import Reaper
 from webapp.analyses.runner import JobRun
@@ -53,6 +54,28 @@ def compute_attention(job_id: str, node_id: int) -> str:
         AttentionMap.objects.filter(pk=entry.pk).update(status=AttentionMap.Status.FAILED,
                                                         error=f"{type(exc).__name__}: {exc}")
         return AttentionMap.Status.FAILED
+
+
+@shared_task(name="sightline.compute_lens", acks_late=True)
+def compute_lens(job_id: str, node_id: int, entry_id: int) -> str:
+    """One lens quantity (``LensResult.request``) for one node of a job, on the worker's device."""
+    from analysis.lens import lens_for
+
+    entry = LensResult.objects.filter(pk=entry_id).first()
+    job = AnalysisJob.objects.select_related("network").filter(pk=job_id).first()
+    if entry is None or job is None or entry.status == LensResult.Status.READY:
+        return "missing" if entry is None or job is None else entry.status
+    try:
+        with models.get(job.network).exclusive() as evaluator:  # the lens hooks the shared network
+            adapter = lens_for(evaluator.model, evaluator.encoding)
+            data = compute_lens_answer(adapter, board_for(job.nodes, node_id), entry.request)
+        LensResult.objects.filter(pk=entry.pk).update(status=LensResult.Status.READY, data=data, error="")
+        return LensResult.Status.READY
+    except Exception as exc:
+        log.exception("lens %s for job %s node %s failed", entry.request, job_id, node_id)
+        LensResult.objects.filter(pk=entry.pk).update(status=LensResult.Status.FAILED,
+                                                      error=f"{type(exc).__name__}: {exc}")
+        return LensResult.Status.FAILED
 
 
 @shared_task(name="sightline.deep_search", acks_late=True)

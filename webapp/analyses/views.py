@@ -23,10 +23,13 @@ from webapp.analyses.forms import PGN_LIMITS, AnalyseForm
 from webapp.analyses.jobs import cancel_job, create_job, get_job_or_404
 from webapp.analyses.judgements import legend as judgement_legend
 from webapp.analyses.judgements import short_legend
+from webapp.analyses.gameinput import board_for
 from webapp.analyses.keys import node_key
 from webapp.analyses import deeper
 from webapp.analyses.messages import Nodes, job_snapshot
-from webapp.analyses.models import AnalysisJob, AttentionMap, DeepSearch
+from webapp.analyses import lens as lens_requests
+from webapp.analyses.messages import lens_for_white
+from webapp.analyses.models import AnalysisJob, AttentionMap, DeepSearch, LensResult
 from webapp.analyses.ownership import owner_only, owns, remember_owner, visible_jobs
 from webapp.analyses.searches import SEARCHES
 from webapp.analyses.variations import LineRefused, add_line
@@ -276,6 +279,74 @@ def attention(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse:
     response = JsonResponse(layer_payload(bytes(entry.data), entry.layers, entry.heads, layer))
     response["Cache-Control"] = "public, max-age=86400"
     return response
+
+
+def lens_about(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse:
+    """What the lens can take apart on this job's network (readouts, unit kinds, what it lacks and why)."""
+    job = get_job_or_404(job_id)
+    if not 0 <= node_id < len(job.nodes):
+        return JsonResponse({"error": f"This analysis has no position {node_id}."}, status=404)
+    return JsonResponse({"network": job.network.name, **lens_requests.describe(job.network)})
+
+
+def lens(request: HttpRequest, job_id: str, node_id: int, quantity: str) -> JsonResponse:
+    """One lens quantity on a node: checked (400, nothing stored), then cached per (network,
+    position, request): 202 with the poll URL while a worker computes it, 200 with it once ready."""
+    job = get_job_or_404(job_id)
+    if not 0 <= node_id < len(job.nodes):
+        return JsonResponse({"error": f"This analysis has no position {node_id}."}, status=404)
+    board = board_for(job.nodes, node_id)
+    try:
+        checked = lens_requests.check_request(quantity, request.GET, board, lens_requests.describe(job.network))
+    except lens_requests.LensError as exc:
+        return JsonResponse({"error": _sentence(str(exc))}, status=400)
+    key = dict(position_key=node_key(job, node_id), network_checksum=job.network.checksum,
+               request_key=lens_requests.request_key(checked))
+    entry = LensResult.objects.filter(**key).first()
+    refusal = lens_requests.too_many_pending(job) if entry is None else None
+    if refusal is not None:
+        response = JsonResponse({"error": refusal}, status=429)
+        response["Retry-After"] = "2"
+        return response
+    entry, created = LensResult.objects.get_or_create(**key, defaults={"request": checked})
+    retry = not created and request.GET.get("retry") == "1" and entry.status == LensResult.Status.FAILED
+    if created or retry:
+        try:
+            _queue_lens(job, node_id, entry, created)
+        except BrokerUnavailable as exc:
+            return _unavailable_json(exc, "this lens computation")
+    if entry.status == LensResult.Status.FAILED:
+        response = JsonResponse({"error": f"Computing the lens failed: {entry.error}", "retry": "?retry=1"},
+                                status=503)
+        response["Retry-After"] = "5"
+        return response
+    if entry.status != LensResult.Status.READY:
+        response = JsonResponse({"status": "pending", "poll": request.get_full_path()}, status=202)
+        response["Retry-After"] = "1"
+        return response
+    white = board.turn == chess.WHITE
+    return JsonResponse({"request": checked, "network": job.network.name,
+                         **lens_for_white(entry.data, white)})
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+
+
+def _queue_lens(job, node_id: int, entry: LensResult, created: bool) -> None:
+    """Send the lens task for ``entry``; when the broker cannot take it the entry is withdrawn
+    (a new one deleted, a retried one put back), so nothing stays pending without a task."""
+    before = {"status": entry.status, "error": entry.error}
+    LensResult.objects.filter(pk=entry.pk).update(status=LensResult.Status.PENDING, error="")
+    entry.status = LensResult.Status.PENDING
+    try:
+        dispatch.send_task("sightline.compute_lens", [str(job.id), node_id, entry.pk], queue=job.network.queue)
+    except BrokerUnavailable:
+        if created:
+            LensResult.objects.filter(pk=entry.pk).delete()
+        else:
+            LensResult.objects.filter(pk=entry.pk).update(**before)
+        raise
 
 
 def _lost(entry: AttentionMap) -> bool:

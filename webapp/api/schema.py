@@ -109,6 +109,49 @@ class AttentionLayer(serializers.Serializer):
     scales = serializers.CharField(help_text="base64 of heads x 64 little-endian float32.")
 
 
+class LensPending(serializers.Serializer):
+    status = serializers.CharField(help_text="pending: a worker computes it; ask `poll` again after Retry-After.")
+    poll = serializers.CharField(help_text="The address to ask again (this request).")
+
+
+class LensAbout(serializers.Serializer):
+    network = serializers.CharField()
+    family = serializers.CharField(required=False)
+    readouts = serializers.ListField(child=serializers.CharField(), required=False,
+                                     help_text="Readout points in forward order; the last is the network's output.")
+    units = serializers.DictField(child=serializers.DictField(), required=False,
+                                  help_text="Unit kinds (head, mlp, ...): layers, per_layer, what.")
+    unavailable = serializers.DictField(child=serializers.CharField(),
+                                        help_text="Each capability the network lacks, with the reason "
+                                                  "(`lens`: it has no lens at all).")
+    norms = serializers.CharField(required=False, allow_blank=True)
+
+
+class LensAnswer(serializers.Serializer):
+    """Scores are White's expected scores; probabilities and logits are the moves' own."""
+
+    request = serializers.DictField(help_text="The checked request (quantity and its parameters).")
+    network = serializers.CharField()
+    readouts = serializers.ListField(child=serializers.CharField(), required=False)
+    curves = serializers.DictField(required=False, help_text="lens: {uci: [{logit, prob, rank} per readout]}.")
+    top = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True,
+                                help_text="lens: the top move per readout.")
+    top_prob = serializers.ListField(child=serializers.FloatField(), required=False)
+    settles = serializers.DictField(required=False)
+    score = serializers.JSONField(required=False, allow_null=True,
+                                  help_text="lens: White's score per readout; grid: the score change per unit.")
+    wdl = serializers.JSONField(required=False, allow_null=True)
+    policy = serializers.ListField(child=serializers.DictField(), required=False,
+                                   help_text="ablate: [{uci, clean, scaled}] sorted by the change.")
+    clean_score = serializers.FloatField(required=False, allow_null=True)
+    scaled_score = serializers.FloatField(required=False, allow_null=True)
+    logit = serializers.JSONField(required=False, help_text="grid: layers x units, the move's logit change.")
+    exact = serializers.JSONField(required=False, help_text="grid: layers x units, measured exactly.")
+    move = serializers.CharField(required=False)
+    unit = serializers.CharField(required=False)
+    clean_logit = serializers.FloatField(required=False)
+
+
 class Pending(serializers.Serializer):
     status = serializers.CharField(help_text="pending: a worker computes it; ask again after Retry-After.")
 

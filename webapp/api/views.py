@@ -182,3 +182,55 @@ class PositionDetail(OpenRead):
         white = score.white() if score is not None else None
         return Response({"job": str(job.id), "node": node, "results": results,
                          "eval": None if white is None else {"cp": white.score(), "mate": white.mate()}})
+
+
+LENS_RESPONSES = {
+    200: schema.LensAnswer,
+    202: OpenApiResponse(schema.LensPending, description="A worker computes it; ask `poll` again after Retry-After."),
+    400: schema.error("The request is refused (an unknown layer, unit or move, an illegal move, a scale outside "
+                      "[-4, 4], a capability the network lacks: the reason); nothing is stored or queued."),
+    404: schema.error("No such job or position."),
+    429: schema.error("The analysis has too many lens computations queued; see Retry-After."),
+    503: schema.error("Computing it failed (`retry`: ?retry=1 queues it again), or the queue is unavailable "
+                      "and nothing was queued; see Retry-After.")}
+RETRY = OpenApiParameter("retry", str, enum=["1"], description="1: queue a failed computation again.")
+
+
+class LensAbout(OpenRead):
+    @extend_schema(operation_id="read_lens_capabilities", responses={200: schema.LensAbout, 404: schema.NOT_FOUND},
+                   description="What the lens can take apart on the job's network: readout points, unit kinds and "
+                               "what it lacks, with the reason.")
+    def get(self, request, job_id: str, node_id: int):
+        return analyses_views.lens_about(request._request, job_id, node_id)
+
+
+class LogitLens(OpenRead):
+    @extend_schema(operation_id="read_logit_lens", responses=LENS_RESPONSES,
+                   description="The logit lens of a position: up to 4 moves' logit, probability and rank at every "
+                               "readout point (default: the network's top 4), the top move and White's score per point.",
+                   parameters=[OpenApiParameter("moves", str, description="Up to 4 UCI moves, comma-separated."), RETRY])
+    def get(self, request, job_id: str, node_id: int):
+        return analyses_views.lens(request._request, job_id, node_id, "lens")
+
+
+class LensAblate(OpenRead):
+    @extend_schema(operation_id="read_lens_ablation", responses=LENS_RESPONSES,
+                   description="One unit's write scaled by `scale` (0 removes it, 1 is clean, 2 doubles, -1 flips): "
+                               "the policy over the legal moves clean vs scaled, sorted by the change, and the score.",
+                   parameters=[OpenApiParameter("unit", str, description="head (default), mlp, or the family's kind."),
+                               OpenApiParameter("layer", int, required=True, description="From 0."),
+                               OpenApiParameter("index", int, required=True, description="The head or unit, from 0."),
+                               OpenApiParameter("scale", float, description="In [-4, 4]; default 0."), RETRY])
+    def get(self, request, job_id: str, node_id: int):
+        return analyses_views.lens(request._request, job_id, node_id, "ablate")
+
+
+class LensGrid(OpenRead):
+    @extend_schema(operation_id="read_lens_grid", responses=LENS_RESPONSES,
+                   description="The causal head grid of a move: its logit change (and the score change) when each "
+                               "head is removed in turn; `exact` marks figures measured by an ablated pass (big nets: "
+                               "attribution ranks all, the top 16 are re-measured).",
+                   parameters=[OpenApiParameter("move", str, required=True, description="A legal UCI move."),
+                               OpenApiParameter("unit", str, description="head (default), mlp, ..."), RETRY])
+    def get(self, request, job_id: str, node_id: int):
+        return analyses_views.lens(request._request, job_id, node_id, "grid")

@@ -63,17 +63,40 @@ def compute_and_store(network: Network, config: AtlasConfig = AtlasConfig(), dev
     from analysis.checkpoint import load_evaluator
 
     row, _ = HeadAtlasRow.objects.get_or_create(network=network)
-    _update(row, status=HeadAtlasRow.Status.RUNNING, done=0, total=config.positions, error="")
+    # Two passes over the sample, shown as one progress: the patterns, then each head removed.
+    _update(row, status=HeadAtlasRow.Status.RUNNING, done=0, total=2 * config.positions, error="")
     try:
         evaluator = evaluator or load_evaluator(network.path, device, name=network.name)
-        atlas = compute_atlas(evaluator, config, progress=lambda done, total: _update(row, done=done, total=total))
+        atlas = compute_atlas(evaluator, config, progress=lambda done, total: _update(row, done=done, total=2 * total))
+        importance = causal_importance(evaluator, config.positions, lambda done, total: _update(
+            row, done=total + done, total=2 * total))
     except Exception as exc:
         log.exception("head atlas of %s failed", network.name)
         _update(row, status=HeadAtlasRow.Status.FAILED, error=f"{type(exc).__name__}: {exc}")
         raise
-    _update(row, status=HeadAtlasRow.Status.READY, data=atlas.to_dict())
+    _update(row, status=HeadAtlasRow.Status.READY, data={**atlas.to_dict(), "importance": importance})
     row.refresh_from_db()
     return row
+
+
+def causal_importance(evaluator, positions: int, progress) -> dict:
+    """Each head's measured effect over the same sample (``analysis.lens.atlas.causal_atlas``: mean
+    policy KL and mean |change of expected score| when it is removed), or ``{"unavailable": why}``
+    for a network whose lens cannot remove heads. A worker's shared network is held alone while
+    the lens hooks it (``SharedBatcher.exclusive``)."""
+    from contextlib import nullcontext
+
+    from analysis.heads.sample import load_sample
+    from analysis.lens import LensUnavailable, lens_for
+    from analysis.lens.atlas import causal_atlas
+
+    hold = evaluator.exclusive() if hasattr(evaluator, "exclusive") else nullcontext(evaluator)
+    with hold as inner:
+        try:
+            adapter = lens_for(inner.model, inner.encoding)
+            return causal_atlas(adapter, load_sample(positions), progress=progress).to_dict()
+        except LensUnavailable as exc:
+            return {"unavailable": str(exc)}
 
 
 def _update(row: HeadAtlasRow, **fields) -> None:
@@ -85,8 +108,21 @@ def ready_atlas(network: Network) -> HeadMeasurements | None:
     return HeadMeasurements.from_dict(row.data) if row and not is_stale(row) else None
 
 
-def atlas_rows(atlas: HeadMeasurements) -> list[list[dict]]:
-    """The grid's cells, layer by layer: label, its lift (none for unlabelled) and static-ness."""
+def atlas_rows(atlas: HeadMeasurements, importance: dict | None = None) -> list[list[dict]]:
+    """The grid's cells, layer by layer: label, its lift (none for unlabelled), static-ness and, with
+    the causal atlas, its importance (``kl``, ``dscore``: None where the network lacks it)."""
+    measured = importance or {}
+
+    def effect(key, layer, head):
+        return None if measured.get(key) is None else measured[key][layer][head]
+
     return [[{"layer": layer, "head": head, "label": label, "static": atlas.static[layer][head],
-              "lift": atlas.lift[label][layer][head] if label in atlas.lift else None}
+              "lift": atlas.lift[label][layer][head] if label in atlas.lift else None,
+              "kl": effect("kl", layer, head), "dscore": effect("score", layer, head)}
              for head, label in enumerate(row)] for layer, row in enumerate(atlas.labels)]
+
+
+def ready_importance(network: Network) -> dict | None:
+    """The causal atlas stored with the network's current atlas (None: computed before it existed)."""
+    row = HeadAtlasRow.objects.filter(network=network, status=HeadAtlasRow.Status.READY).first()
+    return (row.data or {}).get("importance") if row and not is_stale(row) else None

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET, require_POST
 from analysis.heads import LABELS, show_me
 from analysis.heads.patterns import PATTERNS
 from analysis.positions import board_from_input
-from webapp.networks.atlas import atlas_rows, is_stale, ready_atlas, request_atlas, wants_atlas
+from webapp.networks.atlas import atlas_rows, is_stale, ready_atlas, ready_importance, request_atlas, wants_atlas
 from webapp.networks.models import HeadAtlas, Network
 from workers.dispatch import BrokerUnavailable
 
@@ -27,6 +27,7 @@ def atlas_page(request: HttpRequest, name: str) -> HttpResponse:
     network = network_or_404(name)
     row = HeadAtlas.objects.filter(network=network).first()
     atlas = ready_atlas(network)
+    importance = ready_importance(network) if atlas else None
     if request.htmx:
         response = render(request, "networks/_atlas_status.html",
                           {"network": network, "row": row, "stale": is_stale(row)})
@@ -35,7 +36,7 @@ def atlas_page(request: HttpRequest, name: str) -> HttpResponse:
         return response
     context = {"network": network, "row": row, "stale": is_stale(row), "has_attention": wants_atlas(network),
                "atlas": atlas,
-               "rows": atlas_rows(atlas) if atlas else [], "labels": [l for l in LABELS if atlas and l in atlas.counts()],
+               "rows": atlas_rows(atlas, importance) if atlas else [], "importance": importance, "labels": [l for l in LABELS if atlas and l in atlas.counts()],
                "page": {"counts": atlas.counts() if atlas else {}, "thumbnails": atlas.thumbnails if atlas else [],
                         "layers": atlas.layers if atlas else 0, "vocabulary": list(LABELS)}}
     return render(request, "networks/atlas.html", context)

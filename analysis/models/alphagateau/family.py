@@ -12,6 +12,7 @@ from analysis.encoding.graph import GRAPH_ENCODINGS
 from analysis.models.alphagateau.config import PRESETS, AlphaGateauConfig
 from analysis.models.alphagateau.data import make_dataset
 from analysis.models.alphagateau.decoding import decode
+from analysis.models.alphagateau.lens import AlphaGateauLens
 from analysis.models.alphagateau.losses import AlphaGateauLossWeights, alphagateau_losses
 from analysis.models.alphagateau.model import FAMILY as NAME
 from analysis.models.alphagateau.model import build
@@ -51,4 +52,5 @@ FAMILY = ModelFamily(
     dataset=make_dataset,
     weightless_fields=("board",),  # no weight depends on the board (config.AlphaGateauConfig)
     training_provenance=training_provenance,
+    lens=AlphaGateauLens,
 )

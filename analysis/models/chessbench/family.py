@@ -6,6 +6,7 @@ from analysis.encoding.chessbench import NAME as ENCODING
 from analysis.models.chessbench.config import ACTION_VALUE, BEHAVIOURAL_CLONING, PRESETS, ChessBenchConfig
 from analysis.models.chessbench.data import make_dataset
 from analysis.models.chessbench.decoding import decode, decode_actions, inputs
+from analysis.models.chessbench.lens import lens
 from analysis.models.chessbench.losses import ChessBenchLossWeights, chessbench_losses
 from analysis.models.chessbench.model import FAMILY as NAME
 from analysis.models.chessbench.model import build
@@ -35,4 +36,5 @@ FAMILY = ModelFamily(
     decode_actions=decode_actions,
     inputs=inputs,
     dataset=make_dataset,
+    lens=lens,
 )

@@ -7,6 +7,7 @@ from analysis.models.chessformer.config import PRESETS, ChessformerConfig
 from analysis.models.chessformer.decoding import decode
 from analysis.models.chessformer.losses import ChessformerLossWeights, chessformer_losses
 from analysis.models.chessformer.model import FAMILY as NAME
+from analysis.models.chessformer.lens import lens
 from analysis.models.chessformer.model import build
 from analysis.models.family import Capabilities, ModelFamily
 
@@ -28,4 +29,5 @@ FAMILY = ModelFamily(
     losses=chessformer_losses,
     default_preset="cf-small",
     preferred_presets=("cf-small", "cf-6m", "cf-tiny"),
+    lens=lens,
 )

@@ -7,6 +7,7 @@ from analysis.encoding.giraffe import NAME as ENCODING
 from analysis.models.family import Capabilities, ModelFamily
 from analysis.models.giraffe.config import PRESETS, GiraffeConfig
 from analysis.models.giraffe.decoding import decode
+from analysis.models.giraffe.lens import GiraffeLens
 from analysis.models.giraffe.losses import GiraffeLossWeights, giraffe_losses
 from analysis.models.giraffe.model import FAMILY as NAME
 from analysis.models.giraffe.model import build
@@ -35,7 +36,8 @@ FAMILY = ModelFamily(
     losses=giraffe_losses,
     default_preset="giraffe-2015",
     cpu_kernel=compiled_kernel,
-    default_search="probability",  # Lai's probability-limited search, which the networks were trained in
+    default_search="probability",
+    lens=GiraffeLens,  # Lai's probability-limited search, which the networks were trained in
     no_attention_reason=("Giraffe's networks are plain multilayer perceptrons over hand-designed features: "
                          "they have no attention, so there are no maps to show."),
 )

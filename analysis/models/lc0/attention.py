@@ -95,23 +95,30 @@ class Lc0Attention(nn.Module):
     def forward(self, tokens: torch.Tensor, need_attention: bool = False) -> dict[str, torch.Tensor]:
         """tokens (B, 64, 112) (lc0's planes transposed) -> policy (B, 1858), wdl (B, 3), q, d, m (B,); every head as
         "policy.NAME" / "wdl.NAME"; with ``need_attention`` "attention" (B, L, H, T, T), network frame."""
-        c = self.config
         x = self.embedding(tokens)
         maps = []
         for layer in self.encoders:
             x, weights = layer(x, need_attention)
             maps.append(weights)
+        out = self.outputs(x)
+        if need_attention:
+            out["attention"] = torch.stack(maps, dim=1)
+        return out
+
+    def outputs(self, x: torch.Tensor, every_head: bool = True) -> dict[str, torch.Tensor]:
+        """The heads on the body's output (B, T, E): the forward's outputs without attention maps.
+        Its own method so the lens reads any residual point through the very same heads; with
+        ``every_head`` False only the default policy and value heads run (what the lens reads)."""
+        c = self.config
         embedded = self.policy_embedding(x) if self.policy_embedding is not None else None
         out: dict[str, torch.Tensor] = {}
-        for name, head in self.policy_heads.items():
-            out[f"policy.{name}"] = head(x, embedded)
-        for name, head in self.value_heads.items():
-            for key, value in value_outputs(head(x), c.wdl).items():
+        for name in c.policy_heads if every_head else (c.policy_head,):
+            out[f"policy.{name}"] = self.policy_heads[name](x, embedded)
+        for name in c.value_heads if every_head else (c.value_head,):
+            for key, value in value_outputs(self.value_heads[name](x), c.wdl).items():
                 out[f"{key}.{name}"] = value
         out["policy"] = out[f"policy.{c.policy_head}"]
         out.update({key: out[f"{key}.{c.value_head}"] for key in ("wdl", "q", "d") if f"{key}.{c.value_head}" in out})
-        if self.moves_left is not None:  # absent without a moves-left head
+        if self.moves_left is not None and every_head:  # absent without a moves-left head
             out["m"] = torch.relu(self.moves_left(x)[:, 0])
-        if need_attention:
-            out["attention"] = torch.stack(maps, dim=1)
         return out

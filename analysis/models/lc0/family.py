@@ -13,6 +13,8 @@ from analysis.models.lc0.config import AttentionConfig, ResNetConfig
 from analysis.models.lc0.convert import convert, import_net
 from analysis.models.lc0.decoding import decode
 from analysis.encoding.lc0_formats import BY_INPUT_FORMAT
+from analysis.models.lc0.lens import AttentionLens
+from analysis.models.lc0.lens_resnet import ResNetLens
 from analysis.models.lc0.losses import Lc0LossWeights, lc0_losses
 from analysis.models.lc0.model import ATTENTION, RESNET
 from analysis.models.lc0.presets import ATTENTION_PRESETS, RESNET_PRESETS
@@ -42,7 +44,7 @@ def _family(name: str, config_type: type, build, presets: dict, default: str, **
         default_preset=default, encoding_for=encoding_for, importer=IMPORTER, **more)
 
 
-RESNET_FAMILY = _family(RESNET, ResNetConfig, Lc0ResNet, RESNET_PRESETS, "maia", no_attention_reason=(
+RESNET_FAMILY = _family(RESNET, ResNetConfig, Lc0ResNet, RESNET_PRESETS, "maia", lens=ResNetLens, no_attention_reason=(
     "lc0's classical networks are convolutional residual networks: they have no attention, "
     "so there are no maps to show."))
-ATTENTION_FAMILY = _family(ATTENTION, AttentionConfig, Lc0Attention, ATTENTION_PRESETS, "bt-tiny")
+ATTENTION_FAMILY = _family(ATTENTION, AttentionConfig, Lc0Attention, ATTENTION_PRESETS, "bt-tiny", lens=AttentionLens)

@@ -117,6 +117,11 @@ class Lc0ResNet(nn.Module):
         x = self.act(self.input(tokens.transpose(1, 2).reshape(-1, PLANES, 8, 8)))  # (B, C, 8, 8)
         for block in self.blocks:
             x = block(x)
+        return self.outputs(x)
+
+    def outputs(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The heads on the body's output (B, C, 8, 8); its own method so the lens reads every block
+        through the very same heads."""
         out = {"policy": self.policy(x), **value_outputs(self.value(x), self.config.wdl)}
         if self.moves_left is not None:  # absent without a moves-left head
             out["m"] = torch.relu(self.moves_left(x)[:, 0])

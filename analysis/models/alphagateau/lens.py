@@ -1,0 +1,120 @@
+"""The lens on AlphaGateau: its node and edge streams, and each GATEAU layer's one attention head.
+
+The network keeps two residual streams, nodes h (N, K) and edges g (E, K); each ResGATEAU block
+adds its two GATEAU layers' result to both. The value head reads the nodes, the policy head the
+edges, and neither stream meets a norm before the heads other than the heads' own, so every block's
+output goes through the heads unchanged; the last is the network's own output. Readout points:
+``embed`` (the two stems), then ``L.block`` for every block L. A readout's residual is the two
+streams stacked along the rows: (V, N + E, K), nodes first.
+
+Units: ``head``, one per GATEAU layer (2 per block, in forward order). A GATEAU layer's node
+output is ``W_0 h_i + sum_j a_ij (W_h h_j + W_g g_ij)``: the attention-weighted sum is the head's
+exact write and ``W_0 h_i`` (the self term) plays the part of the bias. Scaling the head
+multiplies its write by s; the edge update (eq. 4) has no attention and is not scaled.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import chess
+import torch
+from torch import nn
+
+from analysis.encoding.graph import graph_for_width, split_input
+from analysis.models.alphagateau.model import _graph_tensors
+from analysis.models.lens import LensAdapter, Prepared, ReadOut, UnitKind, hooks
+
+NO_MLP = ("AlphaGateau has no MLP layers: its GATEAU layers mix squares and moves by attention "
+          "over the move graph, so its units are the attention heads")
+NO_WDL = "AlphaGateau's value head is a single tanh: it has no WDL"
+NO_SPLIT = ("a GATEAU layer's attention logit is one LeakyReLU of the updated edge features (eq. 5): "
+            "it has no separate content and position terms to split")
+
+
+def scaled_head(scale: torch.Tensor):
+    """A forward hook on a Gateau layer: h' = W_0 h + s * (h' - W_0 h), with (V,) scales s."""
+    def hook(module, args, out):
+        h_new, g_new, alpha = out
+        own = module.w_0(args[0])
+        return own + scale[:, None, None].to(h_new.dtype) * (h_new - own), g_new, alpha
+    return hook
+
+
+class AlphaGateauLens(LensAdapter):
+    family = "alphagateau"
+    norm_note = ("AlphaGateau's streams meet no norm before the heads (the heads begin with their own "
+                 "batch norm): every block's output is read through the heads as is.")
+
+    def __init__(self, model: nn.Module, encoding):
+        super().__init__(model, encoding)
+        c = model.config
+        self.readouts = ["embed"] + [f"{i}.block" for i in range(c.blocks)]
+        self.units = {"head": UnitKind("head", c.gateau_layers, 1, "a GATEAU layer's attention over incoming moves")}
+        self.unavailable = {"mlp": NO_MLP, "wdl": NO_WDL, "split": NO_SPLIT}
+
+    def layers(self) -> list[nn.Module]:
+        return [gateau for block in self.model.blocks for gateau in (block.gateau1, block.gateau2)]
+
+    def prepare(self, board: chess.Board) -> Prepared:
+        moves, edges = self.encoding.legal_moves(board)
+        inputs = torch.from_numpy(self.encoding.encode([board])).to(self.device)
+        return Prepared(board, list(moves), inputs, {"indices": torch.as_tensor(edges, device=self.device)})
+
+    def run(self, prepared: Prepared, variants: int = 1, scales: Mapping[str, torch.Tensor] | None = None,
+            capture: bool = False) -> tuple[list[torch.Tensor] | None, ReadOut]:
+        scale = (scales or {}).get("head")
+        handles = [] if scale is None else [g.register_forward_hook(scaled_head(scale[:, i, 0]))
+                                            for i, g in enumerate(self.layers())]
+        with hooks(*handles):
+            seen = self.streams(prepared.inputs.expand(variants, -1))
+        return (seen if capture else None), self._read(prepared, seen[-1])
+
+    def streams(self, inputs: torch.Tensor) -> list[torch.Tensor]:
+        """Nodes and edges stacked (V, N + E, K) at every readout point, as ``AlphaGateau.forward``."""
+        m = self.model
+        graph = graph_for_width(inputs.shape[-1])
+        senders, receivers, static = _graph_tensors(graph.size, str(inputs.device))
+        nodes, legal = split_input(inputs, graph)
+        edges = torch.cat((legal.unsqueeze(-1), static.to(inputs.dtype).expand(len(inputs), -1, -1)), dim=-1)
+        h, g = m.node_stem(nodes), m.edge_stem(edges)
+        seen = [torch.cat((h, g), dim=1)]
+        for block in m.blocks:
+            h, g, _ = block(h, g, senders, receivers)
+            seen.append(torch.cat((h, g), dim=1))
+        return seen
+
+    def _read(self, prepared: Prepared, residual: torch.Tensor) -> ReadOut:
+        nodes = graph_for_width(prepared.inputs.shape[-1]).nodes
+        h, g = residual[:, :nodes], residual[:, nodes:]
+        value = self.model.value(h)
+        legal = prepared.extra["indices"]
+        if self.model.training:  # batch norms on the batch's statistics: every edge, as the network runs
+            logits = self.model.policy(g)[:, legal]
+        else:  # running statistics: the head acts on each edge alone, so the legal edges suffice
+            logits = self.model.policy(g[:, legal])
+        return ReadOut(logits=logits, score=(value + 1) / 2)
+
+    def unembed(self, prepared: Prepared, residual: torch.Tensor, readout: str) -> ReadOut:
+        if readout is not None and readout not in self.readouts:  # None: a stack of several points
+            raise ValueError(f"unknown readout point {readout!r}")
+        return self._read(prepared, residual)
+
+    @torch.no_grad()
+    def head_writes(self, prepared: Prepared, layer: int):
+        """(the head's write (1, N, K): sum_j a_ij (W_h h_j + W_g g_ij), recomputed from the layer's
+        attention; the self term W_0 h (N, K) as the bias; the layer's node output (N, K))."""
+        gateau, kept = self.layers()[layer], {}
+
+        def keep(module, args, out):
+            h, g, senders, receivers = args
+            messages = out[2].unsqueeze(-1) * (module.w_h(h)[:, senders] + module.w_g(g))
+            kept["write"] = torch.zeros_like(out[0]).index_add(1, receivers, messages)
+            kept["own"], kept["out"] = module.w_0(h)[0], out[0][0]
+        with hooks(gateau.register_forward_hook(keep)):
+            self.streams(prepared.inputs)
+        return kept["write"], kept["own"], kept["out"]
+
+    @torch.no_grad()
+    def activations(self, prepared: Sequence[Prepared], kind: str, layer: int) -> torch.Tensor:
+        raise ValueError(NO_MLP)

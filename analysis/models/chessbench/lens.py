@@ -1,0 +1,121 @@
+"""ChessBench seen by the lens (``analysis.models.lens.LensAdapter``).
+
+The tokens are not squares: BOS, the FEN's 77 characters and, for action-value nets, the move
+(one row per legal move). Readout points: ``embed`` (token plus position embedding), then per
+block i ``i.attn`` (x + attention(norm1 x)) and ``i.mlp`` (the block's output); each is read at
+the last position, where the network reads its own output.
+
+Around the Pre-LN norms: the stream between blocks is never normalised, so the lens reads every
+point through the network's own final LayerNorm and head, exactly as the network reads its last
+block's output; ``{L-1}.mlp`` therefore gives the network's own output.
+
+What the policy logit is, per head: a behavioural-cloning net's raw logit of the move; an
+action-value net's move win probability divided by the policy temperature the evaluator uses
+(``POLICY_TEMPERATURE``), the number whose softmax is its policy; a state-value net has no policy.
+The score: the move-maximum win probability (action value), the win probability (state value).
+No ChessBench net has WDL.
+
+Units: ``head`` (layers x heads), A_h V_h W_O^(h) (no output bias); ``mlp`` (layers x
+widening * embed), SwiGLU hidden unit n, silu(x W_gate)_n (x W_up)_n, whose write is its
+product with W_down[:, n]. A scale applies to every row of the position (each legal move's).
+"""
+
+from __future__ import annotations
+
+import chess
+import torch
+
+from analysis.models.chessbench.config import BEHAVIOURAL_CLONING, STATE_VALUE
+from analysis.models.chessbench.decoding import POLICY_TEMPERATURE, bin_centres, inputs
+from analysis.models.lens import LensAdapter, Prepared, ReadOut, UnitKind, hooks, scale_units
+
+NO_WDL = "ChessBench's value bins predict a win probability, not its draw share, so there is no WDL"
+
+
+class ChessBenchLens(LensAdapter):
+    family = "chessbench"
+    norm_note = ("Pre-LN: every point is read through the network's own final LayerNorm and head, "
+                 "as the network reads its last block.")
+
+    def __init__(self, model, encoding):
+        super().__init__(model, encoding)
+        config = model.config
+        self.readouts = ("embed", *(f"{i}.{part}" for i in range(config.layers) for part in ("attn", "mlp")))
+        self.units = {
+            "head": UnitKind("head", config.layers, config.heads, "attention head"),
+            "mlp": UnitKind("mlp", config.layers, config.widening * config.embed, "SwiGLU hidden unit"),
+        }
+        self.unavailable = {"wdl": NO_WDL}
+        if config.head == STATE_VALUE:
+            self.unavailable["policy"] = "a state-value ChessBench net predicts the position's value only, no policy"
+        if config.head == BEHAVIOURAL_CLONING:
+            self.unavailable["value"] = "a behavioural-cloning ChessBench net predicts moves only, no value"
+        centres = torch.as_tensor(bin_centres(config.bins), dtype=torch.float32)
+        self._centres = centres.to(self.device)
+
+    def prepare(self, board: chess.Board) -> Prepared:
+        moves, actions = self.encoding.legal_moves(board)
+        rows = torch.from_numpy(inputs([board], self.encoding, self.model.config)).to(self.device)
+        return Prepared(board, list(moves), rows, {"actions": torch.as_tensor(actions, device=self.device).long()})
+
+    def _scale_hooks(self, scales, rows: int):
+        handles = []
+        for i, block in enumerate(self.model.blocks):
+            if "head" in scales:
+                head_scale = scales["head"][:, i].repeat_interleave(rows, 0)
+                handles.append(block.attention.out.register_forward_pre_hook(
+                    lambda _m, args, s=head_scale: (scale_units(args[0], s, self.model.config.head_dim),)))
+            if "mlp" in scales:
+                unit_scale = scales["mlp"][:, i].repeat_interleave(rows, 0)
+                handles.append(block.ffn.down.register_forward_pre_hook(
+                    lambda _m, args, s=unit_scale: (scale_units(args[0], s),)))
+        return handles
+
+    def _capture_hooks(self, store: list):
+        blocks = self.model.blocks
+        handles = [blocks[0].register_forward_pre_hook(lambda _m, args: store.append(args[0]))]
+        for block in blocks:
+            handles.append(block.norm2.register_forward_pre_hook(lambda _m, args: store.append(args[0])))
+            handles.append(block.register_forward_hook(lambda _m, _a, out: store.append(out[0])))
+        return handles
+
+    def run(self, prepared, variants=1, scales=None, capture=False):
+        store: list[torch.Tensor] = []
+        rows = prepared.inputs.shape[0]
+        handles = self._scale_hooks(scales or {}, rows) + (self._capture_hooks(store) if capture else [])
+        with hooks(*handles):
+            out = self.model(prepared.inputs.repeat(variants, 1))
+        (logits,) = out.values()
+        return (store if capture else None), self._read(prepared, logits, variants)
+
+    def _read(self, prepared: Prepared, logits: torch.Tensor, variants: int) -> ReadOut:
+        """The head's raw output (variants * rows, outputs) as policy logits and a score."""
+        logits = logits.float()
+        head = self.model.config.head
+        if head == BEHAVIOURAL_CLONING:
+            return ReadOut(logits=logits[:, prepared.extra["actions"]], score=None)
+        wins = (logits.softmax(-1) @ self._centres).view(variants, -1)  # (V, rows)
+        if head == STATE_VALUE:
+            return ReadOut(logits=None, score=wins[:, 0])
+        return ReadOut(logits=wins / POLICY_TEMPERATURE, score=wins.max(-1).values)
+
+    def unembed(self, prepared, residual, readout):
+        model = self.model
+        variants = residual.shape[0] // prepared.inputs.shape[0]
+        return self._read(prepared, model.head(model.final_norm(residual[:, -1])), variants)
+
+    def head_writes(self, prepared, layer):
+        attention = self.model.blocks[layer].attention
+        seen = {}
+        pre = attention.out.register_forward_pre_hook(lambda _m, args: seen.__setitem__("heads", args[0]))
+        post = attention.out.register_forward_hook(lambda _m, _a, out: seen.__setitem__("out", out))
+        with hooks(pre, post), torch.no_grad():
+            self.model(prepared.inputs)
+        H, D = self.model.config.heads, self.model.config.head_dim
+        heads = seen["heads"].unflatten(-1, (H, D))  # (rows, T, H, D)
+        weight = attention.out.weight.unflatten(1, (H, D))  # (E, H, D)
+        return torch.einsum("bthd,ehd->hbte", heads, weight), None, seen["out"]
+
+
+def lens(model, encoding) -> ChessBenchLens:
+    return ChessBenchLens(model, encoding)

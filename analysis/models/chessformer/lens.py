@@ -1,0 +1,117 @@
+"""The Chessformer seen by the lens (``analysis.models.lens.LensAdapter``).
+
+Readout points: ``embed`` (the gated input embedding), then per layer i ``i.attn`` (after
+norm1(alpha x + attention)) and ``i.mlp`` (the block's output, after norm2). The heads read the
+last block's output directly, so ``{L-1}.mlp`` through the heads is the network's own output.
+
+Around the Post-LN norms: every block point is read *after* its RMS norm, where the stream is
+renormalised anyway, so the lens feeds the heads a vector of the scale they were trained on and
+adds no norm of its own; only ``embed`` is read raw (no norm precedes it). A head's write is
+scaled *before* the norm that follows it (exactly where the network adds it), so the norm then
+reacts to the change as it would.
+
+Units: ``head`` (layers x heads): (A_h V_h [+ Shaw's value term]) W_O^(h), scaled in the
+concatenated heads entering the output projection; ``mlp`` (layers x ffn): Mish hidden unit n,
+whose write is h_n W_2[:, n], scaled where it enters the second linear.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import chess
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from analysis.models.lens import LensAdapter, Prepared, ReadOut, UnitKind, hooks, scale_units
+
+
+class ChessformerLens(LensAdapter):
+    family = "chessformer"
+    norm_note = ("Post-LN (DeepNorm): each block point is read after its RMS norm, so the heads see "
+                 "in-scale input and the lens adds no norm; embed is read raw.")
+
+    def __init__(self, model, encoding):
+        super().__init__(model, encoding)
+        config = model.config
+        self.readouts = ("embed", *(f"{i}.{part}" for i in range(config.layers) for part in ("attn", "mlp")))
+        self.units = {
+            "head": UnitKind("head", config.layers, config.heads, "attention head"),
+            "mlp": UnitKind("mlp", config.layers, config.ffn, "MLP hidden unit (Mish)"),
+        }
+        self.unavailable = {}
+
+    def prepare(self, board: chess.Board) -> Prepared:
+        moves, indices = self.encoding.legal_moves(board)
+        inputs = torch.from_numpy(self.encoding.encode([board])).to(self.device)
+        return Prepared(board, list(moves), inputs, {"indices": torch.as_tensor(indices, device=self.device)})
+
+    def _scale_hooks(self, scales: Mapping[str, torch.Tensor]):
+        """Pre-hooks scaling each head's slice of the output projection's input and each MLP unit."""
+        handles = []
+        for i, layer in enumerate(self.model.layers):
+            if "head" in scales:
+                head_scale = scales["head"][:, i]
+                handles.append(layer.attention.out.register_forward_pre_hook(
+                    lambda _m, args, s=head_scale: (scale_units(args[0], s, self.model.config.head_dim),)))
+            if "mlp" in scales:
+                unit_scale = scales["mlp"][:, i]
+                handles.append(layer.ffn[2].register_forward_pre_hook(
+                    lambda _m, args, s=unit_scale: (scale_units(args[0], s),)))
+        return handles
+
+    def _capture_hooks(self, store: list):
+        layers = self.model.layers
+        handles = [layers[0].register_forward_pre_hook(lambda _m, args: store.append(args[0]))]
+        for layer in layers:
+            handles.append(layer.norm1.register_forward_hook(lambda _m, _a, out: store.append(out)))
+            handles.append(layer.register_forward_hook(lambda _m, _a, out: store.append(out[0])))
+        return handles
+
+    def run(self, prepared, variants=1, scales=None, capture=False):
+        store: list[torch.Tensor] = []
+        handles = self._scale_hooks(scales or {}) + (self._capture_hooks(store) if capture else [])
+        tokens = prepared.inputs.expand(variants, *prepared.inputs.shape[1:])
+        with hooks(*handles):
+            # _forward: the CPU path would split a large batch into chunks, which per-variant hooks must not see
+            out = self.model._forward(tokens, False)
+        return (store if capture else None), self._read(prepared, out["policy"], out["wdl"])
+
+    def _read(self, prepared: Prepared, policy: torch.Tensor, wdl_logits: torch.Tensor) -> ReadOut:
+        wdl = wdl_logits.float().softmax(-1)
+        return ReadOut(logits=policy.float()[:, prepared.extra["indices"]], score=wdl[:, 0] + 0.5 * wdl[:, 1], wdl=wdl)
+
+    def unembed(self, prepared, residual, readout):
+        model = self.model
+        policy = model.policy(F.mish(model.policy_embed(residual)))
+        return self._read(prepared, policy, model.result(residual)["wdl"])
+
+    def head_writes(self, prepared, layer):
+        attention = self.model.layers[layer].attention
+        seen = {}
+        pre = attention.out.register_forward_pre_hook(lambda _m, args: seen.__setitem__("heads", args[0]))
+        post = attention.out.register_forward_hook(lambda _m, _a, out: seen.__setitem__("out", out))
+        with hooks(pre, post), torch.no_grad():
+            self.model._forward(prepared.inputs, False)
+        H, D = self.model.config.heads, self.model.config.head_dim
+        heads = seen["heads"].unflatten(-1, (H, D))  # (1, T, H, D)
+        weight = attention.out.weight.unflatten(1, (H, D))  # (E, H, D)
+        writes = torch.einsum("bthd,ehd->hbte", heads, weight)  # (H, 1, T, E)
+        return writes, attention.out.bias, seen["out"]
+
+    def activations(self, prepared, kind, layer):
+        """(B, 64, ffn): layer ``layer``'s Mish units where they enter W_2, on every real square (neurons)."""
+        if kind != "mlp":
+            raise ValueError(f"{kind!r} units have no activations to read; 'mlp' units do")
+        kept = []
+        handle = self.model.layers[layer].ffn[2].register_forward_pre_hook(lambda _m, args: kept.append(args[0]))
+        with hooks(handle), torch.no_grad():
+            self.model._forward(torch.cat([p.inputs for p in prepared]), False)
+        rows = [self.encoding.square_tokens(p.board) for p in prepared]
+        rows = torch.as_tensor(np.stack([np.arange(64) if r is None else r for r in rows]), device=self.device)
+        return kept[0].gather(1, rows[:, :, None].expand(-1, -1, kept[0].shape[-1]))
+
+
+def lens(model, encoding) -> ChessformerLens:
+    return ChessformerLens(model, encoding)

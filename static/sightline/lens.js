@@ -1,0 +1,249 @@
+// The Lens view (issue 28): take the network apart on the shown position. Logit-lens curves of the
+// top moves with the network's top move per readout point, the causal head grid of a move as a
+// heatmap (a click opens that head's map in the attention explorer), and one head scaled by a
+// slider with the policy redrawn clean vs scaled. Every quantity comes from the API
+// (/api/jobs/<id>/nodes/<n>/lens/...), which a worker computes: 202 while pending, polled here.
+// Where the network lacks something, the panel says why in the adapter's words.
+// The view lives in the address: ?lens=1&lhead=L:H&scale=S&gmove=UCI (the position is #node).
+
+const COLOURS = ["#2f6fb0", "#d0603a", "#3d9a62", "#8a55b5"];
+const BARS = 10;
+const $ = (id) => document.getElementById(id);
+
+function escapeText(s) { return String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c])); }
+
+// Red when removing the head lowers the move's logit, blue when it raises it.
+export function diverging(v, span) {
+  const t = Math.max(-1, Math.min(1, v / (span || 1)));
+  const [r, g, b] = t < 0 ? [255, Math.round(255 * (1 + t)), Math.round(255 * (1 + t))] : [Math.round(255 * (1 - t)), Math.round(255 * (1 - t)), 255];
+  return `rgb(${r},${g},${b})`;
+}
+
+export class Lens {
+  constructor(page, game) {
+    this.page = page;
+    this.game = game;
+    this.open = false;
+    this.about = null;
+    this.layer = 0; this.head = 0; this.scale = 0; this.gridMove = null;
+    this.serial = 0; // each (re)draw's number: an older poll's answer is dropped
+    this.statusEl = $("lens-status");
+    this.wire();
+    this.openFromUrl(new URLSearchParams(location.search));
+  }
+
+  wire() {
+    $("lens-layer").addEventListener("change", (e) => { this.layer = Number(e.target.value); this.fillHeads(); this.loadAblation(); });
+    $("lens-head").addEventListener("change", (e) => { this.head = Number(e.target.value); this.loadAblation(); });
+    const slider = $("lens-scale");
+    slider.addEventListener("input", () => { $("lens-scale-value").textContent = Number(slider.value).toFixed(2); });
+    slider.addEventListener("change", () => { this.scale = Number(slider.value); this.loadAblation(); });
+    $("lens-grid-move").addEventListener("change", (e) => { this.gridMove = e.target.value; this.loadGrid(); });
+    $("lens-link").addEventListener("click", () => this.copyLink());
+  }
+
+  // ?lens=1[&lhead=L:H][&scale=S][&gmove=UCI]: a shared link opens the lens on that view.
+  openFromUrl(params) {
+    if (params.get("lens") !== "1") return;
+    const [layer, head] = (params.get("lhead") || "0:0").split(":").map((x) => parseInt(x, 10));
+    if (Number.isInteger(layer) && Number.isInteger(head)) { this.layer = layer; this.head = head; }
+    const scale = parseFloat(params.get("scale"));
+    if (Number.isFinite(scale)) this.scale = Math.max(-4, Math.min(4, scale));
+    if (/^[a-h][1-8][a-h][1-8][qrbn]?$/.test(params.get("gmove") || "")) this.gridMove = params.get("gmove");
+    queueMicrotask(() => this.game.showTab("lens"));
+  }
+
+  viewParams() {
+    const params = new URLSearchParams({ lens: "1", lhead: `${this.layer}:${this.head}`, scale: String(this.scale) });
+    if (this.gridMove) params.set("gmove", this.gridMove);
+    return params;
+  }
+
+  rememberView() {
+    if (this.open) history.replaceState(null, "", `${location.pathname}?${this.viewParams()}${location.hash}`);
+  }
+
+  async copyLink() {
+    try { await navigator.clipboard.writeText(location.href); $("lens-link-status").textContent = "link copied"; }
+    catch (err) { $("lens-link-status").textContent = location.href; }
+  }
+
+  setOpen(open) {
+    const was = this.open;
+    this.open = open;
+    if (!open && was && new URLSearchParams(location.search).get("lens") === "1") {
+      history.replaceState(null, "", `${location.pathname}${location.hash}`);
+    }
+    if (open) this.onNodeChange(this.game.current);
+  }
+
+  url(quantity, params) {
+    const base = `${this.page.urls.nodes}${this.node}/lens/`;
+    return quantity ? `${base}${quantity}/?${new URLSearchParams(params)}` : base;
+  }
+
+  // GET until the worker has it (202 -> wait Retry-After); null once a newer draw has started.
+  async fetchLens(url, serial, what) {
+    for (let tries = 0; tries < 600; tries++) {
+      const res = await fetch(url, { headers: { Accept: "application/json" } });
+      if (serial !== this.serial) return null;
+      const body = await res.json();
+      if (res.status === 202 || res.status === 429) { // computing, or this analysis's queue is full: ask again
+        this.progress(what, tries);
+        await new Promise((r) => setTimeout(r, 1000 * Math.min(Number(res.headers.get("Retry-After") || 1), 2)));
+        continue;
+      }
+      if (!res.ok) throw new Error(body.error || `error ${res.status}`);
+      this.progress(what, null);
+      return body;
+    }
+    throw new Error(`${what}: the worker has not answered yet`);
+  }
+
+  progress(what, tries) {
+    this.pending = this.pending || new Set();
+    if (tries === null) this.pending.delete(what); else this.pending.add(what);
+    $("lens").setAttribute("aria-busy", String(this.pending.size > 0));
+    this.statusEl.textContent = this.pending.size ? `computing ${[...this.pending].join(", ")} on a worker…` : "";
+  }
+
+  async onNodeChange(id) {
+    if (!this.open) return;
+    this.node = id;
+    this.serial++;
+    this.pending = new Set();
+    if (!this.about) this.about = await (await fetch(this.url(null), { headers: { Accept: "application/json" } })).json();
+    if (this.explainMissing()) return;
+    this.fillLayers();
+    this.rememberView();
+    this.loadCurves();
+    this.loadAblation();
+  }
+
+  // The whole lens, or one of its parts, is not there for this network: say why.
+  explainMissing() {
+    const un = this.about.unavailable || {};
+    $("lens-body").hidden = !!un.lens || !!this.about.error;
+    $("lens-why").textContent = un.lens ? `No lens: ${un.lens}.` : this.about.error || "";
+    const noPolicy = un.policy ? `No policy curves or head grid: ${un.policy}.` : "";
+    const noHeads = !(this.about.units || {}).head ? `No heads to remove: ${un.head || "this network has no attention heads"}.` : "";
+    $("lens-part-why").textContent = [noPolicy, noHeads].filter(Boolean).join(" ");
+    const node = this.game.nodes[this.node];
+    if (!un.lens && node.outcome) { $("lens-why").textContent = "The game is over here: there is no move to take apart."; $("lens-body").hidden = true; return true; }
+    return !!un.lens;
+  }
+
+  fillLayers() {
+    const heads = (this.about.units || {}).head;
+    $("lens-ablate").hidden = !heads;
+    if (!heads) return;
+    this.layer = Math.min(Math.max(this.layer, 0), heads.layers - 1);
+    const sel = $("lens-layer");
+    sel.innerHTML = Array.from({ length: heads.layers }, (_, l) => `<option value="${l}">${l}</option>`).join("");
+    sel.value = String(this.layer);
+    this.fillHeads();
+    $("lens-scale").value = String(this.scale);
+    $("lens-scale-value").textContent = this.scale.toFixed(2);
+  }
+
+  fillHeads() {
+    const heads = this.about.units.head, sel = $("lens-head");
+    this.head = Math.min(Math.max(this.head, 0), heads.per_layer - 1);
+    sel.innerHTML = Array.from({ length: heads.per_layer }, (_, h) => `<option value="${h}">${h}</option>`).join("");
+    sel.value = String(this.head);
+  }
+
+  async loadCurves() {
+    if ((this.about.unavailable || {}).policy) { this.drawScores(null); return; }
+    const serial = this.serial;
+    try {
+      const body = await this.fetchLens(this.url("logit", {}), serial, "the logit lens");
+      if (!body) return;
+      this.curves = body;
+      this.drawCurves(body);
+      this.fillGridMoves(Object.keys(body.curves));
+      this.loadGrid();
+    } catch (err) { $("lens-curves").textContent = err.message; }
+  }
+
+  // Probability of each shown move per readout point (x), and the top move per point below.
+  drawCurves(body) {
+    const w = 420, h = 160, pad = 28, n = body.readouts.length, x = (i) => pad + (i * (w - 2 * pad)) / Math.max(n - 1, 1);
+    const y = (p) => h - pad - p * (h - 2 * pad);
+    const lines = Object.entries(body.curves).map(([uci, pts], k) => {
+      const d = pts.map((pt, i) => `${i ? "L" : "M"}${x(i).toFixed(1)},${y(pt.prob).toFixed(1)}`).join("");
+      return `<path d="${d}" fill="none" stroke="${COLOURS[k]}" stroke-width="2"><title>${uci}</title></path>`;
+    }).join("");
+    const legend = Object.keys(body.curves).map((uci, k) => `<span style="color:${COLOURS[k]}">■ ${uci}</span>`).join(" ");
+    $("lens-curves").innerHTML = `<svg viewBox="0 0 ${w} ${h}" class="lens-chart" role="img" aria-label="probability of each move per readout point">
+      <line x1="${pad}" y1="${y(0)}" x2="${w - pad}" y2="${y(0)}" stroke="#999"/><line x1="${pad}" y1="${y(1)}" x2="${w - pad}" y2="${y(1)}" stroke="#ddd"/>
+      <text x="2" y="${y(1) + 4}" font-size="10">1</text><text x="2" y="${y(0) + 4}" font-size="10">0</text>${lines}</svg>
+      <div class="small">${legend}</div>`;
+    $("lens-strip").innerHTML = body.readouts.map((name, i) =>
+      `<span class="lens-cell" title="${escapeText(name)}: top move ${body.top[i]} (p ${(100 * body.top_prob[i]).toFixed(1)}%)${body.score ? `, White's score ${body.score[i].toFixed(3)}` : ""}">
+        <b>${escapeText(name)}</b><br>${body.top[i]}</span>`).join("");
+    this.drawScores(body.score);
+  }
+
+  drawScores(score) {
+    $("lens-score").textContent = score ? `White's expected score by readout: ${score.map((s) => s.toFixed(2)).join(" → ")}` : "";
+  }
+
+  fillGridMoves(moves) {
+    if (!this.gridMove || !moves.includes(this.gridMove)) moves = this.gridMove ? [this.gridMove, ...moves] : moves;
+    $("lens-grid-move").innerHTML = moves.map((m) => `<option>${m}</option>`).join("");
+    this.gridMove = this.gridMove || moves[0];
+    $("lens-grid-move").value = this.gridMove;
+  }
+
+  async loadGrid() {
+    if (!(this.about.units || {}).head || !this.gridMove) return;
+    const serial = this.serial;
+    this.rememberView();
+    try {
+      const body = await this.fetchLens(this.url("grid", { move: this.gridMove }), serial, "the head grid");
+      if (body) this.drawGrid(body);
+    } catch (err) { $("lens-grid").textContent = err.message; }
+  }
+
+  drawGrid(body) {
+    const span = Math.max(1e-6, ...body.logit.flat().map((v) => Math.abs(v ?? 0)));
+    const header = `<tr><th></th>${body.logit[0].map((_, h) => `<th>H${h}</th>`).join("")}</tr>`;
+    const rows = body.logit.map((row, l) => `<tr><th>L${l}</th>${row.map((v, h) =>
+      `<td class="lens-grid-cell" data-layer="${l}" data-head="${h}" style="background:${diverging(v, span)}"
+        title="layer ${l} head ${h} removed: ${body.move} logit ${v >= 0 ? "+" : ""}${v.toFixed(3)}${body.exact[l][h] ? "" : " (attribution estimate)"}${body.score && body.score[l][h] != null ? `, White's score ${body.score[l][h] >= 0 ? "+" : ""}${body.score[l][h].toFixed(3)}` : ""}">${body.exact[l][h] ? "" : "~"}</td>`).join("")}</tr>`).join("");
+    $("lens-grid").innerHTML = `<table class="lens-grid">${header}${rows}</table>`;
+    $("lens-grid").querySelectorAll("td").forEach((td) => td.addEventListener("click", () => this.openHead(Number(td.dataset.layer), Number(td.dataset.head))));
+  }
+
+  // A grid cell: that head's map in the attention explorer.
+  openHead(layer, head) {
+    const explorer = this.game.explorer;
+    if (!this.page.network.has_attention) { this.statusEl.textContent = "This network has no attention maps to open."; return; }
+    explorer.layer = layer;
+    explorer.head = String(head);
+    this.game.showTab("explorer");
+  }
+
+  async loadAblation() {
+    if (!(this.about.units || {}).head) return;
+    const serial = this.serial;
+    this.rememberView();
+    const params = { unit: "head", layer: this.layer, index: this.head, scale: this.scale };
+    try {
+      const body = await this.fetchLens(this.url("ablate", params), serial, "the scaled head");
+      if (body && body.request.layer === this.layer && body.request.index === this.head && body.request.scale === this.scale) this.drawBars(body);
+    } catch (err) { $("lens-bars").textContent = err.message; }
+  }
+
+  // The moves the scaled head changed most: clean and scaled probability side by side.
+  drawBars(body) {
+    const rows = [...body.policy].sort((a, b) => Math.max(b.clean, b.scaled) - Math.max(a.clean, a.scaled)).slice(0, BARS);
+    const top = Math.max(1e-9, ...rows.map((r) => Math.max(r.clean, r.scaled)));
+    const bar = (p, cls) => `<span class="bar ${cls}"><span style="width:${(100 * p / top).toFixed(1)}%"></span></span>`;
+    $("lens-bars").innerHTML = rows.map((r) => `<div class="lens-bar-row" data-uci="${r.uci}" data-clean="${r.clean}" data-scaled="${r.scaled}"><span class="bar-label">${r.uci}</span>
+      ${bar(r.clean, "clean")}${bar(r.scaled, "scaled")}<span class="bar-value">${(100 * r.clean).toFixed(1)}% → ${(100 * r.scaled).toFixed(1)}%</span></div>`).join("");
+    const s = body.clean_score == null ? "" : `White's expected score ${body.clean_score.toFixed(3)} → ${body.scaled_score.toFixed(3)}`;
+    $("lens-bars-caption").textContent = `Layer ${body.request.layer} head ${body.request.index} × ${body.request.scale}: ${s}`;
+  }
+}

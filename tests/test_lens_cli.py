@@ -1,0 +1,123 @@
+"""``python -m analysis lens``: the JSON contract outside checks read, on the shipped cf-small and
+cb-cpu, and bad input answered with exit status 2 and one line, nothing printed on stdout."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import chess
+import pytest
+
+from analysis.checkpoint import load_evaluator, save_checkpoint
+from analysis.cli import main
+from analysis.models import get_family
+from tests.conftest import ROOT
+
+FEN = "r3k2r/ppp2ppp/2n1bn2/3qp3/3P4/2N1BN2/PPP1QPPP/R3K2R b KQkq - 4 9"
+MODELS = {"cf-small": (6, 8), "cb-cpu": (4, 4)}
+
+
+def _path(name: str) -> str:
+    return str(ROOT / "weights" / f"{name}.safetensors")
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_the_json_contract(name):
+    argv = [sys.executable, "-m", "analysis", "lens", "--model", _path(name), "--fen", FEN, "--moves", "e8c8",
+            "--ablate", "1:2", "--scale", "0", "--grid", "e8c8", "--json"]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    board = chess.Board(FEN)
+    evaluation = load_evaluator(_path(name), device="cpu").evaluate([board])[0]
+    readouts = out["readouts"]
+    assert readouts[0] == "embed" and len(readouts) == 1 + 2 * MODELS[name][0]
+    assert set(out["lens"]) == {m.uci() for m in board.legal_moves}
+    for uci, points in out["lens"].items():
+        assert len(points) == len(readouts) and set(points[0]) == {"logit", "prob", "rank"}
+        assert abs(points[-1]["prob"] - evaluation.policy[chess.Move.from_uci(uci)]) < 1e-5
+    assert len(out["score"]) == len(readouts) and abs(out["score"][-1] - evaluation.score) < 1e-5
+    assert out["top"][-1] == evaluation.best_move().uci()
+    ablated = out["ablated"]
+    assert set(ablated["policy"]) == set(out["lens"]) and abs(sum(ablated["policy"].values()) - 1) < 1e-4
+    assert 0 <= ablated["score"] <= 1
+    layers, heads = MODELS[name]
+    assert [len(row) for row in out["grid"]] == [heads] * layers
+    assert out["exact"] == [[True] * heads] * layers
+
+
+@pytest.fixture(scope="module")
+def state_value_net(tmp_path_factory):
+    family = get_family("chessbench")
+    model = family.build(family.config({"head": "state_value", "layers": 1, "embed": 16, "heads": 2, "bins": 8}))
+    return str(save_checkpoint(tmp_path_factory.mktemp("lens") / "sv.safetensors", model, trained=False))
+
+
+BAD = [
+    (["--ablate", "6:0"], "layer 6 is out of range"),
+    (["--ablate", "0:8"], "head 8 is out of range"),
+    (["--ablate", "0:0", "--unit", "mlp", "--scale", "1"], None),  # fine: one MLP unit, clean
+    (["--ablate", "0:256", "--unit", "mlp"], "mlp 256 is out of range"),
+    (["--ablate", "x"], "LAYER:INDEX"),
+    (["--ablate", "0:0", "--scale", "4.5"], "outside [-4, 4]"),
+    (["--ablate", "0:0", "--scale", "nan"], "outside [-4, 4]"),
+    (["--moves", "e1g1"], "not a legal move"),
+    (["--grid", "e2e4"], "not a legal move"),
+    (["--grid", "zz"], "not a UCI move"),
+    (["--readout", "7.mlp"], "unknown readout point"),
+    (["--fen", "not a fen"], "bad FEN"),
+    (["--fen", "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1"], "no legal moves"),
+]
+
+
+@pytest.mark.parametrize("extra,message", BAD)
+def test_bad_input_exits_2_with_one_line(capsys, extra, message):
+    code = main(["lens", "--model", _path("cf-small"), "--fen", FEN, "--json", *extra])
+    out, err = capsys.readouterr()
+    if message is None:
+        assert code == 0 and json.loads(out)["ablated"]["policy"]
+        return
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and message in err
+
+
+def test_a_network_without_the_capability_is_refused(capsys, state_value_net):
+    code = main(["lens", "--model", state_value_net, "--fen", FEN, "--grid", "e8c8", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and "no policy" in err
+    assert main(["lens", "--model", state_value_net, "--fen", FEN, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert "lens" not in result and len(result["score"]) == len(result["readouts"]) == 3
+    assert "policy" in result["unavailable"]
+
+
+def test_a_large_grid_is_ranked_by_attribution_unless_exact_is_asked(capsys):
+    base = ["lens", "--model", _path("cf-small"), "--fen", FEN, "--grid", "e8c8", "--unit", "mlp", "--json"]
+    assert main(base) == 0
+    ranked = json.loads(capsys.readouterr().out)
+    assert sum(map(sum, ranked["exact"])) == 16 and [len(r) for r in ranked["grid"]] == [256] * 6
+    assert main(base + ["--exact"]) == 0
+    exact = json.loads(capsys.readouterr().out)
+    assert all(map(all, exact["exact"]))
+    for l, row in enumerate(ranked["exact"]):
+        for u, measured in enumerate(row):
+            if measured:
+                assert abs(ranked["grid"][l][u] - exact["grid"][l][u]) < 1e-4
+
+
+def test_heads_causal_adds_each_heads_importance(capsys):
+    from analysis.heads.sample import load_sample
+    from analysis.lens import lens_for
+    from analysis.lens.atlas import causal_atlas
+
+    assert main(["heads", "--model", _path("cf-small"), "--positions", "2", "--causal", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    evaluator = load_evaluator(_path("cf-small"), device="cpu")
+    expected = causal_atlas(lens_for(evaluator.model, evaluator.encoding), load_sample(2))
+    assert out["importance"]["positions"] == 2 and len(out["labels"]) == 6
+    for key in ("kl", "score"):
+        got = out["importance"][key]
+        assert [len(row) for row in got] == [8] * 6
+        assert max(abs(a - b) for ra, rb in zip(got, getattr(expected, key).tolist()) for a, b in zip(ra, rb)) < 1e-6

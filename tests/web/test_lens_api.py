@@ -1,0 +1,192 @@
+"""The lens on a job's position through the API (issue 28, items 10-11): checked before anything
+is queued, computed by the worker's task, cached per (network, position, request)."""
+
+from __future__ import annotations
+
+import uuid
+
+import chess
+import pytest
+
+from analysis.pov import score_for_white
+from webapp.analyses.gameinput import parse_pgn
+from webapp.analyses.jobs import create_job
+from webapp.analyses.models import LensResult
+from webapp.analyses.tasks import compute_lens
+
+GAME = "1. e4 e5 2. Nf3 *"
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    tasks = []
+    monkeypatch.setattr("workers.dispatch.send_task", lambda name, args, queue, task_id=None: tasks.append((name, args)))
+    return tasks
+
+
+@pytest.fixture
+def job(tiny_network):
+    return create_job(parse_pgn(GAME), tiny_network, "policy", 1, dispatch=False)
+
+
+def lens_url(job, node, quantity, query=""):
+    return f"/api/jobs/{job.id}/nodes/{node}/lens/{quantity}/{query}"
+
+
+def run_sent(sent):
+    """What the worker does with each task sent so far."""
+    for name, args in sent:
+        assert name == "sightline.compute_lens"
+        assert compute_lens(*args) == "ready"
+    sent.clear()
+
+
+def test_the_logit_lens_is_pending_then_ready(client, job, sent):
+    url = lens_url(job, 1, "logit", "?moves=e7e5,g8f6")
+    pending = client.get(url)
+    assert pending.status_code == 202 and pending.json() == {"status": "pending", "poll": url}
+    assert pending["Retry-After"] == "1" and len(sent) == 1
+    assert client.get(url).status_code == 202 and len(sent) == 1  # asked again: queued once
+    run_sent(sent)
+    body = client.get(url).json()
+    assert body["request"] == {"quantity": "lens", "moves": ["e7e5", "g8f6"]}
+    assert set(body["curves"]) == {"e7e5", "g8f6"} and len(body["top"]) == len(body["readouts"])
+    assert all(len(curve) == len(body["readouts"]) for curve in body["curves"].values())
+    stored = LensResult.objects.get().data
+    assert body["score"] == [score_for_white(s, False) for s in stored["score"]]  # Black to move at node 1
+
+
+def test_ablating_a_head_redraws_the_policy(client, job, sent, tiny_network):
+    url = lens_url(job, 0, "ablate", "?layer=0&index=1&scale=0")
+    assert client.get(url).status_code == 202
+    run_sent(sent)
+    body = client.get(url).json()
+    moves = {row["uci"] for row in body["policy"]}
+    assert moves == {m.uci() for m in chess.Board().legal_moves}
+    changes = [row["scaled"] - row["clean"] for row in body["policy"]]
+    assert changes == sorted(changes, reverse=True) and max(map(abs, changes)) > 0
+    assert client.get(lens_url(job, 0, "ablate", "?layer=0&index=1&scale=1")).status_code == 202
+    run_sent(sent)
+    clean = client.get(lens_url(job, 0, "ablate", "?layer=0&index=1&scale=1")).json()
+    assert all(abs(row["scaled"] - row["clean"]) < 1e-5 for row in clean["policy"])
+
+
+def test_the_head_grid(client, job, sent, tiny_network):
+    layers, heads = tiny_network.caps.attention
+    url = lens_url(job, 0, "grid", "?move=e2e4")
+    assert client.get(url).status_code == 202
+    run_sent(sent)
+    body = client.get(url).json()
+    assert len(body["logit"]) == layers and all(len(row) == heads for row in body["logit"])
+    assert all(all(row) for row in body["exact"]) and body["move"] == "e2e4"
+
+
+@pytest.mark.parametrize("quantity, query, fragment", [
+    ("ablate", "?layer=9&index=0", "layer 9 is out of range"),
+    ("ablate", "?layer=0&index=99", "head 99 is out of range"),
+    ("ablate", "?layer=0&index=0&scale=4.5", "outside [-4, 4]"),
+    ("ablate", "?layer=0&index=0&scale=nan", "finite"),
+    ("ablate", "?layer=x&index=0", "layer must be a whole number"),
+    ("ablate", "?index=0", "layer is required"),
+    ("ablate", "?unit=channel&layer=0&index=0", "no 'channel' units"),
+    ("grid", "?move=e2e5", "not a legal move"),
+    ("grid", "?move=zz", "not a UCI move"),
+    ("logit", "?moves=a2a3,b2b3,c2c3,d2d3,e2e3", "at most 4"),
+])
+def test_bad_input_is_one_400_and_nothing_is_stored(client, job, sent, quantity, query, fragment):
+    response = client.get(lens_url(job, 0, quantity, query))
+    assert response.status_code == 400 and fragment.lower() in response.json()["error"].lower(), response.json()
+    assert LensResult.objects.count() == 0 and sent == []
+
+
+def test_a_network_without_a_lens_says_why(client, material_network, sent):
+    job = create_job(parse_pgn(GAME), material_network, "value", 1, dispatch=False)
+    response = client.get(lens_url(job, 0, "logit"))
+    assert response.status_code == 400 and "not a network" in response.json()["error"]
+    about = client.get(f"/api/jobs/{job.id}/nodes/0/lens/").json()
+    assert "not a network" in about["unavailable"]["lens"] and LensResult.objects.count() == 0
+
+
+def test_a_job_you_may_not_see_is_refused_as_the_job_is(client, job, sent):
+    missing = uuid.uuid4()
+    for quantity in ("logit", "ablate", "grid"):
+        lens = client.get(f"/api/jobs/{missing}/nodes/0/lens/{quantity}/?layer=0&index=0&move=e2e4")
+        plain = client.get(f"/api/jobs/{missing}/")
+        assert lens.status_code == plain.status_code == 404 and lens.json() == plain.json()
+    assert client.get(lens_url(job, 99, "logit")).status_code == 404 and sent == []
+
+
+def test_while_redis_is_down_503_and_nothing_pending(client, job, broker_down):
+    response = client.get(lens_url(job, 0, "grid", "?move=e2e4"))
+    assert response.status_code == 503 and response["Retry-After"] == "30"
+    assert "queue cannot be reached" in response.json()["error"] and LensResult.objects.count() == 0
+
+
+def test_a_failed_computation_is_503_and_retry_queues_it_again(client, job, sent, monkeypatch):
+    url = lens_url(job, 0, "logit")
+    client.get(url)
+    monkeypatch.setattr("webapp.analyses.tasks.compute_lens_answer", lambda *a: 1 / 0)
+    (name, args), = sent
+    assert compute_lens(*args) == "failed"
+    failed = client.get(url)
+    assert failed.status_code == 503 and "ZeroDivisionError" in failed.json()["error"]
+    assert client.get(url + "?retry=1").status_code == 202 and len(sent) == 2
+
+
+def test_the_lens_task_has_the_shared_network_to_itself(tiny_network):
+    """The lens hooks the network: while a lens call holds it, another thread's evaluation waits."""
+    import threading
+
+    from webapp.networks.model_cache import ModelCache
+
+    batcher, done = ModelCache().get(tiny_network), threading.Event()
+    worker = threading.Thread(target=lambda: (batcher.evaluate([chess.Board()]), done.set()))
+    with batcher.exclusive() as evaluator:
+        assert evaluator is batcher.inner
+        worker.start()
+        assert not done.wait(0.5)
+    assert done.wait(30)
+    worker.join()
+
+
+def test_the_task_on_a_withdrawn_entry_does_nothing(job):
+    assert compute_lens(str(job.id), 0, 12345) == "missing"
+
+
+def test_lens_answers_are_turned_to_whites_view():
+    from webapp.analyses.messages import lens_for_white
+
+    lens = {"readouts": ["embed", "0.mlp"], "score": [0.3, 0.8], "wdl": [[0.1, 0.5, 0.4], [0.7, 0.2, 0.1]]}
+    assert lens_for_white(lens, True) == lens
+    black = lens_for_white(lens, False)
+    assert black["score"] == pytest.approx([0.7, 0.2]) and black["wdl"] == [[0.4, 0.5, 0.1], [0.1, 0.2, 0.7]]
+    ablated = lens_for_white({"policy": [], "clean_score": 0.6, "scaled_score": 0.25}, False)
+    assert ablated["clean_score"] == pytest.approx(0.4) and ablated["scaled_score"] == pytest.approx(0.75)
+    grid = {"logit": [[0.5]], "exact": [[True]], "score": [[-0.1, None]], "clean_score": 0.9}
+    assert lens_for_white(grid, False)["score"] == [[0.1, None]] and lens_for_white(grid, True)["score"] == [[-0.1, None]]
+    assert lens_for_white(grid, False)["logit"] == [[0.5]]  # a move's logit has no point of view
+
+
+def test_a_network_file_that_cannot_be_read_is_a_400_not_a_500(client, job, sent, tiny_network, monkeypatch):
+    from webapp.analyses import lens
+
+    monkeypatch.setattr(lens, "_descriptions", {})
+    monkeypatch.setattr("analysis.checkpoint.load_evaluator", lambda *a, **k: (_ for _ in ()).throw(OSError("gone")))
+    from django.core.cache import cache
+
+    cache.delete(f"sightline.lens-about.{tiny_network.checksum}")
+    response = client.get(lens_url(job, 0, "logit"))
+    assert response.status_code == 400 and "could not be loaded" in response.json()["error"]
+    assert LensResult.objects.count() == 0 and sent == [] and lens._descriptions == {}
+
+
+def test_an_analysis_queues_a_bounded_number_of_lens_computations(client, job, sent):
+    from webapp.analyses.lens import PENDING_PER_JOB
+
+    for head in range(PENDING_PER_JOB):
+        assert client.get(lens_url(job, 0, "ablate", f"?layer=0&index=0&scale={head / 4}")).status_code == 202
+    refused = client.get(lens_url(job, 0, "ablate", "?layer=0&index=1"))
+    assert refused.status_code == 429 and refused["Retry-After"] == "2" and "at most" in refused.json()["error"]
+    assert client.get(lens_url(job, 0, "ablate", "?layer=0&index=0&scale=0")).status_code == 202  # known: served
+    run_sent(sent)
+    assert client.get(lens_url(job, 0, "ablate", "?layer=0&index=1")).status_code == 202
