@@ -4,7 +4,7 @@ Django checks ``DATA_UPLOAD_MAX_MEMORY_SIZE`` only once its ASGI handler has rec
 whole body, so a 200 MB anonymous POST was read in full before anyone said no. This layer
 answers 413 from the ``Content-Length`` header alone, and counts the bytes of a body of
 unknown length (chunked), stopping at the limit. The server must stream bodies to the app
-(uvicorn does; daphne buffers and parses the whole body first, see README "The site").
+(uvicorn does; daphne buffers and parses the whole body first, see docs/site.md).
 A path's larger limit may be kept for users with a permission (the admin's checkpoint upload):
 anyone else is refused from the headers and the session cookie, before the body is read.
 """

@@ -6,7 +6,7 @@ autodiscovery when a worker starts; the site sends them by name (``workers.dispa
 Start a worker with ``celery -A workers.celery_app worker -Q gpu,cpu,checks`` (``checks``: the
 upload checks' own queue, ``SIGHTLINE_CHECK_QUEUE``). GPU workers use
 ``--pool solo`` (CUDA does not survive fork) and load networks lazily inside
-the worker process; see README for the scale-out recipe.
+the worker process; see docs/scaling.md for the scale-out recipe.
 """
 
 from __future__ import annotations

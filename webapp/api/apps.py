@@ -2,7 +2,7 @@ from django.apps import AppConfig
 
 
 class ApiConfig(AppConfig):
-    """The documented JSON API (README, "The JSON API"), built on Django REST framework."""
+    """The documented JSON API (docs/api.md), built on Django REST framework."""
 
     name = "webapp.api"
     label = "sightline_api"

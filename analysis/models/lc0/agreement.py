@@ -1,4 +1,4 @@
-"""How far our lc0 port is from lc0's own outputs: the README's table, reproducible.
+"""How far our lc0 port is from lc0's own outputs: the table in docs/lc0.md, reproducible.
 
 ``python -m analysis.models.lc0.agreement [LC0_DIR]`` reads ``LC0_DIR/reference/`` (lc0's planes,
 raw logits and q/d/m for each network on the positions of ``positions.json``; see

@@ -49,7 +49,7 @@ class Command(BaseCommand):
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=8000)
         parser.add_argument("--pool", choices=["threads", "solo", "prefork"], default="threads",
-                            help="Celery pool (GPU workers use solo; see README)")
+                            help="Celery pool (GPU workers use solo; see docs/scaling.md)")
         parser.add_argument("--concurrency", type=int, default=2)
         parser.add_argument("--queues", default="gpu,cpu",
                             help=f"queues the worker consumes; upload checks ({settings.SIGHTLINE_CHECK_QUEUE}) "
