@@ -18,7 +18,7 @@ from webapp.analyses.models import EVAL_SETTINGS_KEY, AnalysisJob, PositionResul
 POLICY_DIGITS = 4
 ROOT_MOVES_KEPT = 12
 # SAN is spelled out for the likeliest moves only (the page shows 8 and the played move,
-# which it names from the move list); writing SAN for every legal move cost 1.5 ms a position.
+# which it names from the move list): SAN for every legal move would cost more than the rest of the row.
 POLICY_SAN = 16
 
 
