@@ -19,6 +19,7 @@ urlpatterns = [
     path("jobs/<str:job_id>/export.pgn", sharing.pgn_export, name="job_pgn"),
     path("jobs/<str:job_id>/nodes/<int:node_id>/board.svg", sharing.board_picture, name="board_svg"),
     path("api/", include("webapp.api.urls")),
+    path("networks/", network_views.network_list, name="networks"),
     path("networks/<slug:name>/", network_views.network_panel, name="network"),
     path("networks/<slug:name>/heads/", heads_views.atlas_page, name="head_atlas"),
     path("networks/<slug:name>/heads/compute/", heads_views.compute_atlas, name="head_compute"),
