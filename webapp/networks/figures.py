@@ -123,8 +123,7 @@ def _value_quality(entry) -> Measured | None:
     mae, ece, bias = (_number(overall, k) for k in ("mae", "ece", "side_to_move_bias"))
     text = f"MAE {mae:.3f}" + (f", ECE {ece:.3f}" if ece is not None else "")
     text += f", side-to-move bias {bias:+.3f}" if bias is not None else ""
-    text += f" ({entry.get('positions', '?')} test positions of {entry.get('data', '?')})"
-    return Measured(-mae, text, "network value")
+    return Measured(-mae, text, f"{entry.get('positions', '?')} test positions of {entry.get('data', '?')}")
 
 
 _READERS = {"puzzles": _puzzles, "sts": _sts, "match": _match}

@@ -17,5 +17,6 @@ def network_panel(request: HttpRequest, name: str) -> HttpResponse:
 def network_list(request: HttpRequest) -> HttpResponse:
     """Every registered network with its measured figures, so a user can choose one knowingly."""
     rows = [{"network": n, "strength": n.strength, "lead": card_lead(n.card, n.name),
-             "sanity": sanity_counts(n.metrics)} for n in Network.objects.all()]
+             "sanity": sanity_counts(n.metrics),
+             "parameters": f"{n.parameters:,}"} for n in Network.objects.all()]
     return render(request, "networks/list.html", {"rows": rows, "default_rule": DEFAULT_RULE})
