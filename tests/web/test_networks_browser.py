@@ -55,3 +55,26 @@ def test_networks_page_from_home_at_desktop_and_phone_width(site, browser):  # n
     assert_fits(phone)
     shot(phone, "networks-390")
     assert errors == []
+
+
+def test_a_multi_game_upload_is_picked_and_analysed(site, browser, tmp_path, monkeypatch):  # noqa: F811
+    from tests.web.conftest import OPERA_GAME
+    from webapp.analyses.models import AnalysisJob
+
+    monkeypatch.setattr("workers.dispatch.send_task", lambda *a, **k: None)  # no workers here: the job is queued
+    games = tmp_path / "two.pgn"
+    games.write_text(OPERA_GAME + '\n[White "Anna"]\n[Black "Bob"]\n[Result "0-1"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n')
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(site + "/")
+    page.select_option("#id_network", "material")
+    page.set_input_files("#id_pgn_file", str(games))
+    page.click("button[type=submit]")
+    page.wait_for_selector("#game-picker")
+    assert "2 games" in page.inner_text("#game-picker legend")
+    assert page.eval_on_selector("#game-picker legend", "e => !e.closest('.error, [role=alert]')")
+    assert 'White "Anna"' in page.input_value("#id_pgn")
+    shot(page, "multi-game-picker")
+    page.check("#game-picker input[value='1']")
+    page.click("button[type=submit]")
+    page.wait_for_url("**/jobs/**")
+    assert AnalysisJob.objects.get().headers["White"] == "Anna"

@@ -40,6 +40,7 @@ class AnalyseForm(forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.games = None  # set when the PGN holds several games
+        self.games_prompt = ""
         self.status_code = 400
         default = Network.objects.offered().first()
         if default is not None:
@@ -94,14 +95,22 @@ class AnalyseForm(forms.Form):
         try:
             data["tree"] = parse_fen(fen) if fen is not None else parse_pgn(text, data.get("game_index"))
         except MultipleGames as exc:
-            self.games = exc.games
-            self.add_error(None, str(exc))
+            self._offer_games(exc, text, from_file=bool(data.get("pgn_file")))
         except GameInputError as exc:
             if "larger than" in str(exc):
                 self.status_code = 413
             self.add_error("fen" if fen is not None else ("pgn_file" if data.get("pgn_file") else "pgn"), str(exc))
         self._clean_work(data)
         return data
+
+    def _offer_games(self, exc: MultipleGames, text: str, *, from_file: bool) -> None:
+        """Ask which game (a prompt, not an error). A browser clears the file input when the form
+        comes back, so an uploaded file's text is put in the PGN box to travel with the pick."""
+        self.games, self.games_prompt = exc.games, str(exc)
+        self.add_error("game_index", str(exc))
+        if from_file:
+            self.data = self.data.copy()
+            self.data["pgn"] = text
 
     def _clean_work(self, data) -> None:
         """One job stays within ``MAX_JOB_NODES`` (positions x nodes per position)."""
