@@ -212,3 +212,24 @@ def test_the_explorer_shows_me_the_query_where_the_head_shows_its_label_most():
     assert out.returncode == 0, out.stderr
     best, none = json.loads(out.stdout)
     assert best["query"] == chess.G6 and abs(best["share"] - 1) < 1e-6 and none is None  # head 0: no pick
+
+
+def test_atlas_clicks_reuse_one_explorer_analysis(client, atlas_network, monkeypatch, django_capture_on_commit_callbacks):
+    """Each click on a head opens the same analysis of the explorer's position (this browser's), with that head."""
+    from django.test import Client
+
+    from webapp.analyses.models import AnalysisJob
+
+    sent = []
+    monkeypatch.setattr("workers.dispatch.send_task", lambda *a, **k: sent.append(a))
+    with django_capture_on_commit_callbacks(execute=True):
+        first = client.post(f"/networks/{atlas_network.name}/heads/explore/", {"head": "0.1"})
+        second = client.post(f"/networks/{atlas_network.name}/heads/explore/", {"head": "1.3"})
+    assert first["Location"].split("?")[0] == second["Location"].split("?")[0]
+    assert second["Location"].endswith("?layer=1&head=3&showme=1")
+    assert AnalysisJob.objects.count() == 1 and len(sent) == 1
+    AnalysisJob.objects.update(status=AnalysisJob.Status.FAILED)  # a failed one is not reused
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/networks/{atlas_network.name}/heads/explore/", {"head": "0.1"})
+        Client().post(f"/networks/{atlas_network.name}/heads/explore/", {"head": "0.1"})  # another browser: its own
+    assert AnalysisJob.objects.count() == 3
