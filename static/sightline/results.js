@@ -22,6 +22,8 @@ export class Results extends Map {
     if (parts.eval) entry.eval = parts.eval;
     if (parts.search) { entry.search = parts.search; this.progress.delete(id); }
     if (parts.judgement) entry.judgement = parts.judgement;
+    if (parts.network_judgement) entry.network_judgement = parts.network_judgement;
+    if (parts.engine) entry.engine = parts.engine;
     this.set(id, entry);
   }
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 import codecs
 
 from django import forms
+from django.conf import settings
 
+from analysis.reference_engine import MAX_NODES as ENGINE_MAX_NODES
+from analysis.reference_engine import MIN_NODES as ENGINE_MIN_NODES
 from webapp.analyses.gameinput import (
     MAX_INPUT_BYTES, MAX_PLIES, GameInputError, GameTree, MultipleGames, parse_fen, parse_pgn,
 )
@@ -36,12 +39,18 @@ class AnalyseForm(forms.Form):
     network = forms.CharField(max_length=64)
     search = forms.CharField(max_length=32, initial=DEFAULT_SEARCH)
     budget = forms.IntegerField(required=False, min_value=None)
+    # The engine lane beside the network (webapp.analyses.engine_lane): Stockfish's nodes per position.
+    engine_nodes = forms.IntegerField(
+        required=False, label="Stockfish nodes per position",
+        help_text=f"Stockfish analyses every position beside the network: its marks, accuracy and line. "
+                  f"{ENGINE_MIN_NODES:,} to {ENGINE_MAX_NODES:,} nodes; 0 for no engine.")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.games = None  # set when the PGN holds several games
         self.games_prompt = ""
         self.status_code = 400
+        self.fields["engine_nodes"].initial = settings.SIGHTLINE_ENGINE_NODES
         default = Network.objects.offered().first()
         if default is not None:
             self.fields["network"].initial = default.name
@@ -89,6 +98,7 @@ class AnalyseForm(forms.Form):
     def clean(self):
         data = super().clean()
         self._clean_budget(data)
+        self._clean_engine(data)
         text, fen = self._pick_input(data)
         if text is None and fen is None:
             return data
@@ -158,6 +168,16 @@ class AnalyseForm(forms.Form):
                                      f"{spec.budget_min} to {spec.budget_max} {spec.budget_unit}.")
         if isinstance(network, Network) and spec.needs_policy and not network.caps.policy:
             self.add_error("search", f"The {spec.name} search needs a policy head; {network.name} has none.")
+
+    def _clean_engine(self, data) -> None:
+        """Blank: the site's default budget; 0: no engine; else within the engine lane's range."""
+        nodes = data.get("engine_nodes")
+        if nodes is None:
+            if not self.has_error("engine_nodes"):
+                data["engine_nodes"] = settings.SIGHTLINE_ENGINE_NODES
+        elif nodes != 0 and not ENGINE_MIN_NODES <= nodes <= ENGINE_MAX_NODES:
+            self.add_error("engine_nodes", f"Stockfish's budget {nodes:,} is out of range: {ENGINE_MIN_NODES:,} to "
+                                           f"{ENGINE_MAX_NODES:,} nodes per position, or 0 for no engine.")
 
     @property
     def tree(self) -> GameTree:

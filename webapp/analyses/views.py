@@ -63,7 +63,7 @@ def home(request: HttpRequest) -> HttpResponse:
         return render(request, "analyses/home.html", _home_context(request, form), status=form.status_code)
     try:
         job = create_job(form.tree, form.cleaned_data["network"], form.cleaned_data["search"],
-                         form.cleaned_data["budget"])
+                         form.cleaned_data["budget"], engine_nodes=form.cleaned_data["engine_nodes"])
     except BrokerUnavailable:
         return _unavailable(request, form)
     remember_owner(request, job)

@@ -36,6 +36,10 @@ class Submission(serializers.Serializer):
                                       help_text="The search's budget (its own unit and range).")
     game_index = serializers.IntegerField(required=False, allow_null=True, min_value=0,
                                           help_text="Which game of a PGN that holds several.")
+    engine_nodes = serializers.IntegerField(
+        required=False, allow_null=True,
+        help_text="Stockfish's nodes per position in the engine lane beside the network (its marks, accuracy "
+                  "and line): 1000 to 2000000, 0 for no engine; not sent: the site's default (100000).")
 
 
 SUBMISSION_EXAMPLES = [
@@ -64,6 +68,10 @@ class JobStatus(serializers.Serializer):
     error = serializers.CharField(allow_blank=True)
     search = serializers.CharField()
     budget = serializers.IntegerField()
+    engine_nodes = serializers.IntegerField(help_text="The engine lane's nodes per position; 0: no engine line.")
+    engine_name = serializers.CharField(allow_blank=True, help_text="The engine that valued the positions.")
+    engine_note = serializers.CharField(allow_blank=True, help_text="Why the engine line is absent or stopped "
+                                                                    "early, in a sentence; empty when all is well.")
 
 
 class Node(serializers.Serializer):
@@ -85,7 +93,17 @@ class JobState(serializers.Serializer):
     nodes = Node(many=True)
     job = JobStatus()
     results = serializers.DictField(child=serializers.DictField(),
-                                    help_text="By node id: its eval, search and judgement, as far as known.")
+                                    help_text="By node id, White's view: its eval, search and engine values; "
+                                              "judgement (the engine's where it valued the move, source "
+                                              "\"engine\", else the network's) and network_judgement.")
+    review = serializers.DictField(help_text="engine: accuracy %, average centipawn loss and counts of "
+                                             "inaccuracies, mistakes and blunders per player, from the engine "
+                                             "(lichess's formulas), or null; network_marks: the network's own marks "
+                                             "per player.")
+    disagreements = serializers.ListField(child=serializers.DictField(),
+                                          help_text="Positions both valued, largest gap first: the network's "
+                                                    "and the engine's expected score for White, the policy's "
+                                                    "top move and the engine's best.")
 
 
 class Score(serializers.Serializer):
