@@ -97,7 +97,9 @@ class GamePage {
     if (state) { this.mergeSnapshot(state); this.refreshAll(); }
   }
 
-  refreshAll() { this.moveList.render(); this.renderPly(); this.statusBar.render(); this.graph.schedule(); }
+  refreshAll() {
+    this.moveList.render(); this.renderPly(); this.statusBar.render(); this.graph.schedule(); this.player.settle();
+  }
 
   // ---- websocket messages (socket.js dispatches them here by kind) ---------------------
   onSnapshot(msg) { this.mergeSnapshot(msg); this.refreshAll(); }
@@ -113,6 +115,7 @@ class GamePage {
     }
     this.statusBar.render();
     this.graph.schedule();
+    this.player.settle();
   }
 
   onProgress(msg) {
@@ -125,6 +128,7 @@ class GamePage {
     this.status = msg;
     if (msg.total > this.nodes.length) this.fetchNodes();
     this.statusBar.render();
+    this.player.settle();
     if (isFinished(msg.status)) this.reconcile();
   }
 
@@ -220,6 +224,11 @@ class GamePage {
 
   wire() {
     document.addEventListener("keydown", (ev) => this.key(ev));
+    // An edited #n in the address bar (or a link to one) moves the board; go() itself only replaces it.
+    window.addEventListener("hashchange", () => {
+      const id = parseInt(location.hash.slice(1), 10);
+      if (Number.isInteger(id) && this.nodes[id] && id !== this.current) this.go(id);
+    });
     const click = (id, fn) => document.getElementById(id).addEventListener("click", fn);
     click("nav-start", () => this.go(0));
     click("nav-prev", () => { const p = this.nodes[this.current].parent; if (p !== null) this.go(p); });

@@ -138,3 +138,13 @@ def test_home_dropdown_shows_each_networks_strength_and_marks_the_very_weak(clie
     assert "VERY WEAK" in options["cb-cpu"] and "VERY WEAK" not in options["ag-cpu"]
     assert "data-very-weak" in re.search(r'<option value="cb-cpu"[^>]*>', html).group(0)
     assert 'href="/networks/"' in html  # from the header and beside the dropdown
+
+
+@pytest.mark.django_db
+def test_the_panels_heads_row_names_the_value_head(client, material_network, tiny_network):
+    """The graph plots the value: the Heads row says it has one (it said only "policy" before)."""
+    for network in (material_network, tiny_network):
+        html = client.get(f"/networks/{network.name}/").content.decode()
+        heads = re.search(r'<dd id="heads-row">(.*?)</dd>', html, re.S).group(1)
+        assert ("value" in heads) == network.caps.value and ("policy" in heads) == network.caps.policy
+        assert ("(WDL)" in heads) == network.caps.wdl
