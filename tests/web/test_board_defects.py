@@ -106,3 +106,59 @@ def test_the_game_page_on_a_phone(live_server, transactional_db, material_networ
     assert panel["y"] < graph["y"], (panel, graph)
     assert_fits(page)
     shot(page, "defects-phone-game")
+
+
+@pytest.fixture
+def cf_small(transactional_db):
+    from django.core.management import call_command
+
+    from tests.conftest import ROOT
+    from webapp.networks.registry import register_checkpoint
+
+    network = register_checkpoint(ROOT / "weights" / "cf-small.safetensors", "cf-small")
+    call_command("head_atlas", network.name, "--positions", "8", stdout=open("/dev/null", "w"))
+    return network
+
+
+def run_attention_here(monkeypatch):
+    """No workers beside this test server: an attention map asked for is computed at once, here."""
+    from webapp.analyses import tasks
+
+    def send(name, args, queue, task_id=None):
+        if name == "sightline.compute_attention":
+            tasks.compute_attention.run(*args)
+    monkeypatch.setattr("workers.dispatch.send_task", send)
+
+
+def test_the_explorer_and_the_atlas_on_a_phone(live_server, cf_small, material_network, browser, monkeypatch):  # noqa: F811
+    """390 px: the explorer's board is as wide as the screen allows and its head boards do not stack
+    into a tall column; the atlas shows all 8 columns and whole labels."""
+    from webapp.analyses.runner import JobRun
+    from webapp.networks.model_cache import ModelCache
+
+    page = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True).new_page()
+    page.goto(live_server.url + "/")
+    page.select_option("#id_network", "cf-small")
+    page.select_option("#id_search", "policy")
+    page.fill("#id_pgn", SCHOLAR)
+    monkeypatch.setattr("workers.dispatch.send_task", lambda *a, **k: None)
+    page.click("button[type=submit]")
+    page.wait_for_url("**/jobs/**")
+    job = AnalysisJob.objects.get()
+    JobRun(job, ModelCache().get(cf_small), lambda kind, payload: None).run()
+    run_attention_here(monkeypatch)
+    page.reload()
+    page.click("#explorer-open")
+    page.wait_for_function("() => document.querySelectorAll('#att-grid .mini').length === 8")
+    board, grid = page.locator("#att-board").bounding_box(), page.locator("#att-grid").bounding_box()
+    assert board["width"] >= 300, board
+    assert grid["height"] < 600, grid
+    assert_fits(page)
+    shot(page, "defects-phone-explorer")
+
+    page.goto(f"{live_server.url}/networks/cf-small/heads/")
+    cells = page.eval_on_selector_all(".atlas-cell", """cs => cs.map((c) => { const r = c.getBoundingClientRect(),
+        l = c.querySelector('.atlas-label'); return [r.right, l ? l.scrollWidth - l.clientWidth : 0]; })""")
+    assert len(cells) == 48
+    assert max(right for right, _ in cells) <= PHONE["width"] and max(cut for _, cut in cells) <= 0, cells
+    shot(page, "defects-phone-atlas")
