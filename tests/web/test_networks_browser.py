@@ -78,3 +78,24 @@ def test_a_multi_game_upload_is_picked_and_analysed(site, browser, tmp_path, mon
     page.click("button[type=submit]")
     page.wait_for_url("**/jobs/**")
     assert AnalysisJob.objects.get().headers["White"] == "Anna"
+
+
+# Whether a select is wide enough for each of its options' text (measured in its own font).
+FITS = """(sel) => { const ctx = document.createElement('canvas').getContext('2d'), s = getComputedStyle(sel);
+  ctx.font = `${s.fontWeight} ${s.fontSize} ${s.fontFamily}`;
+  const room = sel.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight) - 16;  // the arrow
+  return [...sel.options].filter((o) => ctx.measureText(o.text).width > room).map((o) => o.text); }"""
+
+
+def test_the_home_form_at_1400_px(site, browser):  # noqa: F811
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(site + "/")
+    assert page.eval_on_selector("#id_search", FITS) == []  # search names whole
+    page.select_option("#id_search", "value")
+    assert not page.is_visible("#id_budget") and page.is_visible("#budget-fixed")  # no empty disabled box
+    page.select_option("#id_search", "mcts")
+    assert page.is_visible("#id_budget") and not page.is_visible("#budget-fixed")
+    page.select_option("#id_network", "material")
+    page.wait_for_function("() => /per position/.test(document.getElementById('estimate').textContent)")
+    assert "no measurement yet" not in page.inner_text("#estimate")
+    shot(page, "home-1400")

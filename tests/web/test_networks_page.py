@@ -148,3 +148,25 @@ def test_the_panels_heads_row_names_the_value_head(client, material_network, tin
         heads = re.search(r'<dd id="heads-row">(.*?)</dd>', html, re.S).group(1)
         assert ("value" in heads) == network.caps.value and ("policy" in heads) == network.caps.policy
         assert ("(WDL)" in heads) == network.caps.wdl
+
+
+@pytest.mark.django_db
+def test_the_api_lists_the_networks_and_a_job_names_its_network(client, material_network, monkeypatch):
+    from webapp.analyses.gameinput import parse_pgn
+    from webapp.analyses.jobs import create_job
+
+    rows = shipped_rows(["ag-cpu", "cb-cpu"])
+    index = client.get("/api/").json()
+    assert index["networks"].endswith("/api/networks/")
+    listed = {n["name"]: n for n in client.get("/api/networks/").json()["networks"]}
+    assert set(listed) == {"material", "ag-cpu", "cb-cpu"}
+    for network in rows:
+        entry, found = listed[network.name], network.strength
+        assert entry["figures"]["puzzles"]["value"] == found.puzzles.value
+        assert entry["figures"]["elo_vs_sf1350"]["text"] == found.elo.text
+        assert entry["very_weak"] == found.very_weak and entry["default"] == network.is_default
+        assert entry["page"].endswith(f"/networks/{network.name}/") and entry["offered"] is True
+    assert listed["cb-cpu"]["very_weak"] and listed["material"]["figures"]["puzzles"] is None
+    job = create_job(parse_pgn("1. e4 e5 *"), material_network, "value", 1, dispatch=False)
+    body = client.get(f"/api/jobs/{job.id}/").json()
+    assert body["network"]["name"] == "material" and body["network"]["page"].endswith("/networks/material/")

@@ -32,6 +32,7 @@ from webapp.analyses.searches import SEARCHES
 from webapp.analyses.variations import LineRefused, add_line
 from webapp.networks.atlas import ready_atlas
 from webapp.networks.models import Network
+from webapp.networks.summary import network_brief
 from workers import dispatch
 from workers.dispatch import BrokerUnavailable
 
@@ -155,7 +156,8 @@ def _head_labels(network: Network) -> list[list[str]] | None:
 @require_GET
 def job_state(request: HttpRequest, job_id: str) -> JsonResponse:
     job = get_job_or_404(job_id)
-    return JsonResponse({"id": str(job.id), "nodes": job.nodes, **job_snapshot(job)})
+    return JsonResponse({"id": str(job.id), "network": network_brief(job.network, request.build_absolute_uri),
+                         "nodes": job.nodes, **job_snapshot(job)})
 
 
 @require_POST

@@ -88,8 +88,49 @@ class Node(serializers.Serializer):
     outcome = serializers.DictField(allow_null=True, help_text="The rules' verdict when the game is over here.")
 
 
+class NetworkBrief(serializers.Serializer):
+    name = serializers.CharField()
+    family = serializers.CharField()
+    trained = serializers.BooleanField()
+    page = serializers.URLField(help_text="Its page: model card and figures.")
+
+
+class Figure(serializers.Serializer):
+    value = serializers.FloatField(help_text="For ranking: a share of puzzles, STS points, Elo, or minus the MAE.")
+    text = serializers.CharField()
+    agent = serializers.CharField(help_text="The agent (or test set) that measured it.")
+
+
+class Figures(serializers.Serializer):
+    puzzles = Figure(allow_null=True, help_text="Its best agent's share of 1,000 Lichess puzzles.")
+    sts = Figure(allow_null=True, help_text="Strategic Test Suite, out of 15,000.")
+    elo_vs_sf1350 = Figure(allow_null=True, help_text="Elo against Stockfish at UCI_Elo 1350, 100 games.")
+    value_quality = Figure(allow_null=True, help_text="Its value against Stockfish's win probability.")
+
+
+class NetworkDetail(NetworkBrief):
+    preset = serializers.CharField(allow_blank=True)
+    kind = serializers.CharField(help_text="checkpoint or material.")
+    parameters = serializers.IntegerField()
+    size_bytes = serializers.IntegerField()
+    offered = serializers.BooleanField(help_text="Whether a job may use it now.")
+    status = serializers.CharField(help_text="checking, ready or rejected.")
+    default = serializers.BooleanField(help_text="The site's default network (docs/site.md says the rule).")
+    very_weak = serializers.BooleanField(help_text="Under 5% of the puzzles or more than 700 Elo below Stockfish 1350.")
+    headline = serializers.CharField(help_text="What the home dropdown shows of its strength.")
+    value_sanity = serializers.CharField(help_text="passed, failed, unverified or not a network.")
+    figures = Figures(help_text="Read from its model card's metrics.")
+    head_atlas = serializers.URLField(allow_null=True)
+
+
+class NetworkList(serializers.Serializer):
+    networks = NetworkDetail(many=True)
+    default_rule = serializers.CharField()
+
+
 class JobState(serializers.Serializer):
     id = serializers.UUIDField()
+    network = NetworkBrief(help_text="The network that analyses the job.")
     nodes = Node(many=True)
     job = JobStatus()
     results = serializers.DictField(child=serializers.DictField(),
@@ -134,6 +175,7 @@ class Pending(serializers.Serializer):
 class Index(serializers.Serializer):
     schema = serializers.URLField(help_text="This API's OpenAPI 3 schema (YAML; ?format=json for JSON).")
     submit = serializers.URLField(help_text="Where to POST a game.")
+    networks = serializers.URLField(help_text="The networks, with their measured figures.")
 
 
 def error(description: str) -> OpenApiResponse:

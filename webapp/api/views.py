@@ -27,6 +27,9 @@ from webapp.analyses.jobs import BrokerUnavailable, create_job, get_job_or_404
 from webapp.analyses.ownership import remember_owner
 from webapp.analyses.results import job_results
 from webapp.api import schema
+from webapp.networks.figures import DEFAULT_RULE
+from webapp.networks.models import Network
+from webapp.networks.summary import network_json
 
 SUBMIT_FIELDS = ("pgn", "fen", "network", "search", "budget", "game_index", "engine_nodes")
 
@@ -41,7 +44,22 @@ class ApiIndex(APIView):
                    responses={200: schema.Index})
     def get(self, request):
         return Response({"schema": request.build_absolute_uri(reverse("api_schema")),
-                         "submit": request.build_absolute_uri(reverse("api_submit"))})
+                         "submit": request.build_absolute_uri(reverse("api_submit")),
+                         "networks": request.build_absolute_uri(reverse("api_networks"))})
+
+
+class NetworkList(APIView):
+    """GET /api/networks/: every registered network with its card's figures (the /networks/ page)."""
+
+    authentication_classes: list = []
+    permission_classes: list = []
+
+    @extend_schema(operation_id="list_networks", description="Every registered network: what it is, whether a job "
+                   "may use it, its measured figures (from its model card) and the rule that picks the default.",
+                   responses={200: schema.NetworkList})
+    def get(self, request):
+        return Response({"networks": [network_json(n, request.build_absolute_uri) for n in Network.objects.all()],
+                         "default_rule": DEFAULT_RULE})
 
 
 class SubmitJob(APIView):
