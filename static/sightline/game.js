@@ -239,5 +239,7 @@ class GamePage {
     click("tab-moves", () => this.showTab("moves"));
     click("network-open", () => this.showTab("network"));
     if (this.page.network.has_attention) click("explorer-open", () => this.showTab("explorer"));
+    // A copy opens at the position shown here.
+    document.getElementById("fork-form")?.addEventListener("submit", () => { document.getElementById("fork-node").value = this.current; });
   }
 }

@@ -91,7 +91,8 @@ export class MovePlayer {
     const status = document.getElementById("move-status"), game = this.game, known = this.known(parent, moves);
     if (known !== undefined) { status.textContent = ""; game.go(known); return; }
     if (!game.page.can_add_moves) {
-      status.textContent = "Only the browser session that started this analysis can add moves to it.";
+      status.textContent = "Only the browser session that started this analysis can add moves to it: " +
+        "“Explore in my own copy” makes one that is yours.";
       return;
     }
     status.textContent = "adding…";

@@ -162,3 +162,20 @@ def test_the_explorer_and_the_atlas_on_a_phone(live_server, cf_small, material_n
     assert len(cells) == 48
     assert max(right for right, _ in cells) <= PHONE["width"] and max(cut for _, cut in cells) <= 0, cells
     shot(page, "defects-phone-atlas")
+
+
+def test_a_visitor_explores_in_a_copy(live_server, transactional_db, material_network, browser, monkeypatch):  # noqa: F811
+    owner = browser.new_page(viewport={"width": 1400, "height": 1000})
+    job = analyse(owner, live_server.url, monkeypatch, SCHOLAR)
+    visitor = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    visitor.goto(f"{live_server.url}/jobs/{job.id}/#{node_of(job, 'Bc4')}")
+    visitor.wait_for_function("() => window.__sightline")
+    assert visitor.evaluate("window.__sightline.page.can_add_moves") is False
+    visitor.click("#fork-btn")
+    visitor.wait_for_url(f"**/#{node_of(job, 'Bc4')}")
+    copy = AnalysisJob.objects.exclude(pk=job.pk).get()
+    assert str(copy.id) in visitor.url and visitor.evaluate("window.__sightline.page.can_add_moves") is True
+    visitor.evaluate(f"window.__sightline.player.addLine({node_of(job, 'Bc4')}, ['g8f6'])")
+    visitor.wait_for_function("() => document.getElementById('move-status').textContent.includes('added Nf6')")
+    assert len(AnalysisJob.objects.get(pk=copy.pk).nodes) == len(job.nodes) + 1
+    assert AnalysisJob.objects.get(pk=job.pk).nodes == job.nodes

@@ -50,6 +50,19 @@ def create_job(tree: GameTree, network: Network, search: str, budget: int, *, di
     return job
 
 
+def copy_job(job: AnalysisJob) -> AnalysisJob:
+    """A queued copy of ``job`` (its game tree with any added lines, network, search and budgets),
+    sent like a new job: its positions' results are cached, so it finishes at once. The caller makes
+    the visitor its owner; the original is not touched. ``BrokerUnavailable`` as ``create_job``."""
+    with transaction.atomic():
+        copy = AnalysisJob.objects.create(
+            network=job.network, search=job.search, budget=job.budget, engine_nodes=job.engine_nodes,
+            headers=job.headers, start_fen=job.start_fen, pgn=job.pgn, nodes=job.nodes,
+            total_positions=len(job.nodes), task_id="")
+        transaction.on_commit(lambda: _dispatch_or_withdraw(copy), robust=False)
+    return copy
+
+
 def _dispatch_or_withdraw(job: AnalysisJob) -> None:
     try:
         dispatch_job(job)
