@@ -35,7 +35,8 @@ def imports(module: str, *names: str) -> str:
     ({"score": 0.9, "mate": None, "pv_san": ["Nf3", "Nc6"]}, True, None),
 ])
 def test_a_mate_on_the_search_line_is_shown_as_a_mate(search, white_moves, mate):
-    got = run_module(imports("format.js", "mateInLine") + f"console.log(JSON.stringify(mateInLine({json.dumps(search)}, {json.dumps(white_moves)})));")
+    call = f"mateInLine({json.dumps(search)}, {json.dumps(white_moves)})"
+    got = run_module(imports("format.js", "mateInLine") + f"console.log(JSON.stringify({call}));")
     assert got == mate
 
 
@@ -57,7 +58,8 @@ def test_the_search_rate_between_positions_keeps_the_last_one():
 
 
 def test_a_single_positions_graph_has_no_fractional_ply_axis():
-    got = run_module(imports("graph.js", "plyAxis") + "console.log(JSON.stringify([plyAxis([19]), plyAxis([0, 1, 2, 3])]));")
+    got = run_module(imports("graph.js", "plyAxis")
+                     + "console.log(JSON.stringify([plyAxis([19]), plyAxis([0, 1, 2, 3])]));")
     single, game = got
     assert single["showticklabels"] is False and single["tickformat"] == "d"
     assert game["dtick"] == 1 and game["tick0"] == 0 and game["showticklabels"] is True
