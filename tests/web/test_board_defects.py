@@ -105,6 +105,9 @@ def test_the_game_page_on_a_phone(live_server, transactional_db, material_networ
     panel, graph = (page.locator(sel).bounding_box() for sel in ("#ply-panel", "#eval-graph"))
     assert panel["y"] < graph["y"], (panel, graph)
     assert_fits(page)
+    page.click("#network-open")  # the side column keeps the screen's width with the model card open
+    page.wait_for_selector("#network-panel .model-card")
+    assert_fits(page)
     shot(page, "defects-phone-game")
 
 
