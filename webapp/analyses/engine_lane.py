@@ -43,10 +43,9 @@ def engine_settings_key(nodes: int) -> str:
     return f"nodes:{nodes}"
 
 
-def open_engine(nodes: int) -> ReferenceEngine:
-    """The site's engine, started, or ``EngineFailure`` saying why not."""
-    engine = ReferenceEngine(settings.SIGHTLINE_ENGINE_PATH or None, nodes, slack_s=settings.SIGHTLINE_ENGINE_SLACK_S)
-    return engine.open()
+def make_engine(nodes: int) -> ReferenceEngine:
+    """The site's engine, not started yet (``ValueError`` for a budget out of range)."""
+    return ReferenceEngine(settings.SIGHTLINE_ENGINE_PATH or None, nodes, slack_s=settings.SIGHTLINE_ENGINE_SLACK_S)
 
 
 @dataclass(frozen=True)
@@ -56,24 +55,38 @@ class Work:
 
 
 class EngineLane:
-    """Values ``work`` in order on a thread; ``ready()`` and ``finish()`` hand them back as (key, JSON)."""
+    """Starts ``engine`` and values ``work`` in order on a thread.
+
+    Starting an engine takes a noticeable moment, so it happens on the thread too and the job's
+    first results are not held up. The thread first reports the engine's name (``("name", name)``),
+    then waits for ``proceed(skip)``: the keys the cache already holds under that name. Then come
+    ``("value", key, stored JSON, ms)`` items; ``failure`` is set when the engine failed.
+    """
 
     def __init__(self, engine: ReferenceEngine, work: list[Work], game: object):
         self.engine, self.work, self.game = engine, work, game
         self.failure: str | None = None
         self._out: queue.Queue = queue.Queue()
-        self._stop = threading.Event()
+        self._stop, self._go = threading.Event(), threading.Event()
+        self._skip: set[str] = set()
         self._thread = threading.Thread(target=self._run, name="engine-lane", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         try:
+            self.engine.open()
+            self._out.put(("name", self.engine.name))
+            while not self._go.wait(0.25):
+                if self._stop.is_set():
+                    return
             for item in self.work:
                 if self._stop.is_set():
                     break
+                if item.key in self._skip:
+                    continue
                 t0 = time.perf_counter()
                 value = self.engine.analyse(item.board, game=self.game)
-                self._out.put((item.key, value.to_json(item.board), (time.perf_counter() - t0) * 1000.0))
+                self._out.put(("value", item.key, value.to_json(item.board), (time.perf_counter() - t0) * 1000.0))
         except EngineFailure as exc:
             self.failure = str(exc)
         except Exception as exc:  # a bug must not leave the runner waiting: report it as the lane's end
@@ -83,8 +96,13 @@ class EngineLane:
             self.engine.close(kill=self.failure is not None)
             self._out.put(_DONE)
 
-    def ready(self) -> list[tuple[str, dict, float]]:
-        """The values finished so far (without waiting)."""
+    def proceed(self, skip: set[str]) -> None:
+        """Value the work but ``skip`` (values the cache holds already)."""
+        self._skip = set(skip)
+        self._go.set()
+
+    def ready(self) -> list[tuple]:
+        """The items finished so far (without waiting)."""
         out = []
         while True:
             try:
@@ -92,12 +110,12 @@ class EngineLane:
             except queue.Empty:
                 return out
             if item is _DONE:
-                self._out.put(_DONE)  # keep the end visible to ``finish``
+                self._out.put(_DONE)  # keep the end visible to ``next``
                 return out
             out.append(item)
 
-    def next(self, timeout: float) -> tuple[list[tuple[str, dict, float]], bool]:
-        """Wait up to ``timeout`` for the next value: (values, whether the lane has ended)."""
+    def next(self, timeout: float) -> tuple[list[tuple], bool]:
+        """Wait up to ``timeout`` for the next item: (items, whether the lane has ended)."""
         try:
             item = self._out.get(timeout=timeout)
         except queue.Empty:

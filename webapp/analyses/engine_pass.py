@@ -15,10 +15,7 @@ from typing import Callable
 import chess
 
 from analysis.game_review import Eval, mark
-from analysis.reference_engine import EngineFailure
-from webapp.analyses.engine_lane import (
-    EngineLane, Work, engine_checksum, engine_key, engine_settings_key, open_engine,
-)
+from webapp.analyses.engine_lane import EngineLane, Work, engine_checksum, engine_key, engine_settings_key, make_engine
 from webapp.analyses.models import AnalysisJob, PositionResult
 
 log = logging.getLogger(__name__)
@@ -81,31 +78,42 @@ class EnginePass:
         return bool(self.job.engine_nodes)
 
     def start(self, boards: list[chess.Board]) -> None:
-        """Announce the stored values and start the engine on the rest (or note why it cannot)."""
+        """Start the engine on the job's positions (it starts on its own thread; see ``EngineLane``)."""
         if not self.on:
             return
         try:
-            engine = open_engine(self.job.engine_nodes)
-        except EngineFailure as exc:
-            self._note(str(exc))
+            engine = make_engine(self.job.engine_nodes)
+        except ValueError as exc:
+            self._note(f"No engine line: {exc}.")
             return
-        if self.job.engine_name != engine.name:
-            self.job.engine_name = engine.name
-            AnalysisJob.objects.filter(pk=self.job.pk).update(engine_name=engine.name)
-        self._note("")
-        self._take([(key, data, None) for key, data in stored_engine_values(self.job, self.keys).items()])
         first_node = {}
         for node_id, key in enumerate(self.keys):  # main line first: node order
             first_node.setdefault(key, node_id)
-        work = [Work(key, boards[node_id]) for key, node_id in first_node.items() if key not in self.values]
-        if not work:
-            engine.close()
-            return
-        self.lane = EngineLane(engine, work, game=self.job.pk)
+        self.lane = EngineLane(engine, [Work(key, boards[node_id]) for key, node_id in first_node.items()],
+                               game=self.job.pk)
 
     def collect(self) -> None:
         if self.lane is not None:
-            self._take(self.lane.ready())
+            self._handle(self.lane.ready())
+
+    def _handle(self, items: list[tuple]) -> None:
+        """The lane's news: its engine's name (then the cached values, which it skips), or values."""
+        values = []
+        for item in items:
+            if item[0] == "name":
+                self._started(item[1])
+            else:
+                values.append(item[1:])
+        self._take(values)
+
+    def _started(self, name: str) -> None:
+        if self.job.engine_name != name:
+            self.job.engine_name = name
+            AnalysisJob.objects.filter(pk=self.job.pk).update(engine_name=name)
+        self._note("")
+        stored = stored_engine_values(self.job, self.keys)
+        self._take([(key, data, None) for key, data in stored.items()])
+        self.lane.proceed(set(stored))
 
     def finish(self, check: Callable[[], None]) -> None:
         """Wait for the lane's last values; ``check`` raises to stop waiting (cancel, shutdown)."""
@@ -113,8 +121,8 @@ class EnginePass:
             return
         ended = False
         while not ended:
-            values, ended = self.lane.next(WAIT_POLL)
-            self._take(values)
+            items, ended = self.lane.next(WAIT_POLL)
+            self._handle(items)
             if not ended:
                 check()
         self._end_lane()
@@ -123,7 +131,7 @@ class EnginePass:
         """The pass stops early: keep what the engine has finished, let its thread end by itself."""
         if self.lane is not None:
             self.lane.stop()
-            self._take(self.lane.ready())
+            self._handle(self.lane.ready())
             self.lane = None
 
     def _end_lane(self) -> None:
