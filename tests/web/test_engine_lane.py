@@ -167,3 +167,30 @@ def test_the_form_takes_the_engine_budget(client, material_network, monkeypatch)
     assert AnalysisJob.objects.count() == 0
     assert client.post("/", {**form, "engine_nodes": "0"}).status_code == 302
     assert AnalysisJob.objects.get().engine_nodes == 0
+
+
+def test_disagreements_are_sorted_by_the_gap_and_name_both_moves(material_network):
+    require_stockfish()
+    job, _ = analysed(material_network)
+    snapshot = job_snapshot(job)
+    listed = snapshot["disagreements"]
+    assert [d["node"] for d in listed] and sorted(d["node"] for d in listed) == [n["id"] for n in job.nodes]
+    assert [d["gap"] for d in listed] == sorted((d["gap"] for d in listed), reverse=True)
+    for entry in listed:
+        results = snapshot["results"][str(entry["node"])]
+        network = results["search"]["score"]
+        assert entry["gap"] == pytest.approx(abs(network - results["engine"]["score"]), abs=1e-3)
+        assert entry["engine_best"] == results["engine"]["best"]
+        assert entry["same_move"] == (entry["policy_top"] == entry["engine_best"])
+
+
+def test_a_network_whose_value_swings_with_the_side_to_move_is_flagged(material_network):
+    job = create_job(parse_pgn("1. e4 *"), material_network, "value", 1, dispatch=False)
+    assert job_snapshot(job).get("network_swing") is None  # no value-quality figures on its card
+    for bias, swings in ((-0.123, True), (0.004, False)):
+        material_network.metrics = {"value_quality": {"overall": {"mae": 0.1, "side_to_move_bias": bias}}}
+        material_network.save()
+        job.refresh_from_db()
+        swing = job_snapshot(job)["network_swing"]
+        assert swing["swings"] is swings and swing["bias"] == bias
+        assert ("smoothed over two plies" in swing["message"]) is swings

@@ -27,7 +27,7 @@ import chess
 from analysis.pov import bound_for_white, mate_for_white, score_for_white, wdl_for_white, white_to_move
 from webapp.analyses.models import AnalysisJob
 from webapp.analyses.results import job_results, san_line
-from webapp.analyses.review import disagreements, engine_review, network_marks
+from webapp.analyses.review import disagreements, engine_review, network_marks, network_swing
 
 Publisher = Callable[[str, dict], None]
 DEEP_SCORE_DIGITS, DEEP_WDL_DIGITS = 5, 4
@@ -186,6 +186,8 @@ class Snapshot(Message):
     # "network_marks": the network's marks per player}, and where the network and the engine disagree.
     review: dict | None = None
     disagreements: list[dict] | None = None
+    # The network's side-to-move bias and whether its line swings (``review.network_swing``).
+    network_swing: dict | None = None
 
     @classmethod
     def of(cls, job: AnalysisJob) -> "Snapshot":
@@ -193,12 +195,12 @@ class Snapshot(Message):
         results = {str(k): results_for_white(job.nodes[k], v) for k, v in stored.items()}
         return cls(job=Status.of(job), results=results,
                    review={"engine": engine_review(job, stored), "network_marks": network_marks(job, stored)},
-                   disagreements=disagreements(job, stored))
+                   disagreements=disagreements(job, stored), network_swing=network_swing(job.network))
 
     @classmethod
     def from_json(cls, data: dict) -> "Snapshot":
         return cls(job=Status.from_json(data["job"]), results=data["results"], review=data.get("review"),
-                   disagreements=data.get("disagreements"))
+                   disagreements=data.get("disagreements"), network_swing=data.get("network_swing"))
 
 
 def job_snapshot(job: AnalysisJob) -> dict:

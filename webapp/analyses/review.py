@@ -84,3 +84,24 @@ def disagreements(job, results: dict[int, dict]) -> list[dict]:
                     "same_move": bool(policy) and policy[0][0] == engine.get("best")})
     return sorted(out, key=lambda d: (-d["gap"], d["node"]))
 
+
+
+# A network that adds b to the mover's expected score swings its line by 2b every ply; from this bias
+# on, a steady game's line swings by lichess's smallest mark step (0.05 expected score) or more.
+SWING_BIAS = 0.025
+
+
+def network_swing(network) -> dict | None:
+    """The network's side-to-move bias from its card's value-quality figures, flagged from ``SWING_BIAS``
+    on (the graph says so and offers the engine's line or the network's line smoothed over two plies)."""
+    quality = (network.metrics or {}).get("value_quality")
+    overall = quality.get("overall") if isinstance(quality, dict) else None
+    bias = overall.get("side_to_move_bias") if isinstance(overall, dict) else None
+    if not isinstance(bias, (int, float)):
+        return None
+    swings = abs(bias) >= SWING_BIAS
+    favoured = "the side to move" if bias > 0 else "the side that just moved"
+    return {"bias": round(float(bias), 4), "threshold": SWING_BIAS, "swings": swings,
+            "message": (f"{network.name}'s value favours {favoured} by {abs(bias):.3f} expected score (its card's "
+                        f"value-quality figures), so its line swings every ply: read the engine's line, or the "
+                        f"network's line smoothed over two plies.") if swings else ""}
