@@ -13,7 +13,9 @@ from lichess's win-% curve (``analysis.game_review.win_percent``).
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 from dataclasses import dataclass, field
 
 import chess
@@ -168,6 +170,11 @@ class ReferenceEngine:
                 engine.quit()
             except Exception:
                 pass
+        else:  # at once, not when python-chess's event loop gets to it: a hung engine must not linger
+            try:
+                os.kill(engine.transport.get_pid(), signal.SIGKILL)
+            except (OSError, AttributeError):
+                pass  # gone already
         engine.close()
 
     def __enter__(self) -> "ReferenceEngine":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from io import StringIO
 
 import pytest
@@ -37,6 +38,15 @@ def run(job):
 def analysed(network, pgn=SHORT_GAME, nodes=NODES):
     job = create_job(parse_pgn(pgn), network, "value", 1, dispatch=False, engine_nodes=nodes)
     return run(job)
+
+
+def wait_until(check, seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def network_complete(job) -> bool:
@@ -98,7 +108,7 @@ def test_a_crashing_or_hanging_engine_stops_only_the_engine_line(material_networ
     assert network_complete(job)
     valued = [n["id"] for n in job.nodes if "engine" in job_results(job).get(n["id"], {})]
     assert valued == ([0, 1] if mode == "crash" else [])  # nothing the engine finished is lost
-    assert process_gone(pidfile)
+    assert wait_until(lambda: process_gone(pidfile))
     statuses = [payload for kind, payload in messages if kind == "status"]
     assert words in statuses[-1]["engine_note"]
 
