@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from webapp.analyses import explore, sharing, views
+from webapp.analyses import explore, fork, sharing, views
 from webapp.favicon import favicon
 from webapp.networks import heads_views
 from webapp.networks import views as network_views
@@ -16,9 +16,11 @@ urlpatterns = [
     path("jobs/<str:job_id>/deeper/", views.job_deeper, name="job_deeper"),
     path("jobs/<str:job_id>/deeper/<int:deep_id>/stop/", views.job_deeper_stop, name="job_deeper_stop"),
     path("jobs/<str:job_id>/share/", sharing.share, name="job_share"),
+    path("jobs/<str:job_id>/fork/", fork.fork, name="job_fork"),
     path("jobs/<str:job_id>/export.pgn", sharing.pgn_export, name="job_pgn"),
     path("jobs/<str:job_id>/nodes/<int:node_id>/board.svg", sharing.board_picture, name="board_svg"),
     path("api/", include("webapp.api.urls")),
+    path("networks/", network_views.network_list, name="networks"),
     path("networks/<slug:name>/", network_views.network_panel, name="network"),
     path("networks/<slug:name>/heads/", heads_views.atlas_page, name="head_atlas"),
     path("networks/<slug:name>/heads/compute/", heads_views.compute_atlas, name="head_compute"),

@@ -97,8 +97,12 @@ def summary(main: list[dict], reference: list[float] | None = None) -> dict:
     scores = [line["network_score"] for line in main]
     white = [" w " in line["fen"] for line in main]
     out = {"moves": len(main) - 1, "start": scores[0], "zigzag": zigzag(scores, white),
-           "same_parent_marks": dict(Counter((line["judgement"] or {}).get("glyph") for line in main[1:])),
+           "same_parent_marks": dict(Counter((line.get("network_judgement", line["judgement"]) or {}).get("glyph")
+                                             for line in main[1:])),
            "parent_child_marks": dict(parent_child_marks(scores, white))}
+    engine = [line["judgement"] for line in main[1:] if (line["judgement"] or {}).get("source") == "engine"]
+    if engine:  # analyze_pgn's engine lane: the engine's marks (lichess's) beside the network's
+        out["engine_marks"] = dict(Counter(j.get("glyph") for j in engine))
     if reference is not None:
         out["stockfish_zigzag"] = zigzag(reference, white)
         out["mover_error_vs_stockfish"] = mover_error(scores, reference, white)

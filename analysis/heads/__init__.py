@@ -7,7 +7,7 @@ position sample (``sample.py``); ``show_me`` picks a query square that makes a p
 from analysis.heads.atlas import AtlasConfig, HeadMeasurements, compute_atlas
 from analysis.heads.patterns import LABELS, PATTERNS, UNLABELLED
 from analysis.heads.scoring import LabelRule
-from analysis.heads.showme import ShowMe, show_me
+from analysis.heads.showme import ShowMe, pattern_table, show_me
 
 __all__ = ["AtlasConfig", "HeadMeasurements", "LABELS", "LabelRule", "PATTERNS", "ShowMe", "UNLABELLED",
-           "compute_atlas", "show_me"]
+           "compute_atlas", "pattern_table", "show_me"]

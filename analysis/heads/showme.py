@@ -37,6 +37,16 @@ def show_me(board: chess.Board, label: str) -> ShowMe:
                                                f"{len(squares)} squares of {label}")
 
 
+def pattern_table(board: chess.Board, label: str) -> list[list[int]]:
+    """For every query square (real squares), the squares of ``label``'s pattern: the explorer picks,
+    from the head's own map, the query where the head puts most of its attention on them."""
+    if label not in PATTERNS:
+        raise ValueError(f"no pattern to show for {label!r}; patterns: {', '.join(PATTERNS)}")
+    table = masks(board)[PATTERNS.index(label)]
+    flip = 0 if board.turn == chess.WHITE else 56
+    return [sorted(int(s) ^ flip for s in table[q ^ flip].nonzero()[0]) for q in range(64)]
+
+
 def _pick(seen: chess.Board, label: str, table) -> int | None:
     sizes = table.sum(axis=1)
     if label in MOVEMENT:

@@ -66,7 +66,6 @@ class ModelFamily:
     loss_weights: type
     losses: Callable[[dict[str, torch.Tensor], dict[str, torch.Tensor], Any], dict[str, torch.Tensor]]
     default_preset: str  # what an untrained stand-in is made of
-    preferred_presets: Sequence[str] = ()  # as the site's default network, best first
     decode_actions: ActionDecoder | None = None
     # The one encoding a config's network takes, when the config fixes it (else any of ``encodings``).
     encoding_for: Callable[[Any], str] | None = None

@@ -36,6 +36,20 @@ function decodeB64(b64) {
   return out;
 }
 
+// "Show me": the query square where ``head`` puts the largest share of its attention on the label's
+// pattern (``patterns[q]``: the pattern's squares from query q), from the head's own map of this
+// position; null when the head attends to no pattern square from any query.
+export function strongestQuery(maps, head, patterns) {
+  let best = null;
+  for (let q = 0; q < 64; q++) {
+    const row = head * 4096 + q * 64;
+    let share = 0;
+    for (const k of patterns[q] || []) share += maps[row + k];
+    if (share > 0 && (best === null || share > best.share)) best = { query: q, share };
+  }
+  return best;
+}
+
 export class Explorer {
   constructor(page, game) {
     this.page = page;
@@ -126,6 +140,14 @@ export class Explorer {
     const res = await fetch(`${this.page.urls.heads_show}?${params}`, { headers: { Accept: "application/json" } });
     const body = await res.json();
     if (!res.ok) { this.statusEl.textContent = body.error || `error ${res.status}`; return; }
+    const own = this.data && this.data.node === this.node && this.head !== "mean" && body.patterns
+      ? strongestQuery(this.data.maps, Number(this.head), body.patterns) : null;
+    if (own) {
+      body.query = own.query;
+      body.squares = body.patterns[own.query];
+      body.note = `query ${squareName(own.query)}: ${(100 * own.share).toFixed(0)}% of this head's attention on ` +
+        `the ${body.squares.length} squares of ${body.label}, its most from any square`;
+    }
     this.statusEl.textContent = body.note;
     this.pattern = body.squares;
     if (body.query !== null) { this._defaultQuery = false; this.query = body.query; }

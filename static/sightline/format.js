@@ -13,6 +13,18 @@ export function scoreToCentipawns(score, slope) {
   return Math.max(-10000, Math.min(10000, Math.round(-Math.log(1 / s - 1) / slope)));
 }
 
+// A mate the search's line shows ("Qxf7#" as its best move) where the search gave no distance:
+// in moves, positive when White mates (as messages.py gives ``mate``); null when the line shows none.
+export function mateInLine(search, whiteMoves) {
+  if (!search) return null;
+  if (search.mate) return search.mate;
+  const line = search.pv_san?.length ? search.pv_san : search.best_san ? [search.best_san] : [];
+  const at = line.findIndex((san) => san.endsWith("#"));
+  if (at < 0) return null;
+  const moverMates = at % 2 === 0, whiteMates = moverMates === whiteMoves;
+  return (whiteMates ? 1 : -1) * (Math.floor(at / 2) + 1);
+}
+
 // Whose turn it is names the side; it never converts a value (they all come as White's).
 export const whiteToMove = (node) => node.fen.split(" ")[1] === "w";
 

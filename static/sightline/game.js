@@ -99,7 +99,9 @@ class GamePage {
     if (state) { this.mergeSnapshot(state); this.refreshAll(); }
   }
 
-  refreshAll() { this.moveList.render(); this.renderPly(); this.statusBar.render(); this.graph.schedule(); }
+  refreshAll() {
+    this.moveList.render(); this.renderPly(); this.statusBar.render(); this.graph.schedule(); this.player.settle();
+  }
 
   // ---- websocket messages (socket.js dispatches them here by kind) ---------------------
   onSnapshot(msg) { this.mergeSnapshot(msg); this.refreshAll(); }
@@ -115,6 +117,7 @@ class GamePage {
     }
     this.statusBar.render();
     this.graph.schedule();
+    this.player.settle();
   }
 
   onProgress(msg) {
@@ -127,6 +130,7 @@ class GamePage {
     this.status = msg;
     if (msg.total > this.nodes.length) this.fetchNodes();
     this.statusBar.render();
+    this.player.settle();
     if (isFinished(msg.status)) this.reconcile();
   }
 
@@ -224,6 +228,11 @@ class GamePage {
 
   wire() {
     document.addEventListener("keydown", (ev) => this.key(ev));
+    // An edited #n in the address bar (or a link to one) moves the board; go() itself only replaces it.
+    window.addEventListener("hashchange", () => {
+      const id = parseInt(location.hash.slice(1), 10);
+      if (Number.isInteger(id) && this.nodes[id] && id !== this.current) this.go(id);
+    });
     const click = (id, fn) => document.getElementById(id).addEventListener("click", fn);
     click("nav-start", () => this.go(0));
     click("nav-prev", () => { const p = this.nodes[this.current].parent; if (p !== null) this.go(p); });
@@ -235,5 +244,7 @@ class GamePage {
     click("network-open", () => this.showTab("network"));
     click("lens-open", () => this.showTab("lens"));
     if (this.page.network.has_attention) click("explorer-open", () => this.showTab("explorer"));
+    // A copy opens at the position shown here.
+    document.getElementById("fork-form")?.addEventListener("submit", () => { document.getElementById("fork-node").value = this.current; });
   }
 }

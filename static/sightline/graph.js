@@ -4,7 +4,7 @@
 // loaded once the first ply is on screen: parsing it earlier held up the board.
 import { moveLabel } from "./format.js";
 
-const MARK_COLOURS = { "?!": "#e6b800", "?": "#f28c28", "??": "#d62728" };
+const MARKS = [["?!", "inaccuracy", "#e6b800"], ["?", "mistake", "#f28c28"], ["??", "blunder", "#d62728"]];
 const PLOTLY_WAIT_MS = 1500; // when no ply comes, the library is fetched anyway after this
 
 export class EvalGraph {
@@ -61,17 +61,8 @@ export class EvalGraph {
       line: { color: colour, width: 2, dash }, text, customdata: ids, hovertemplate: "%{text}: %{y:.1%}<extra>" + name + "</extra>", connectgaps: false });
     traces.push(line("eval", "network", "#1f77b4", "solid"));
     if (game.page.search.name !== "policy") traces.push(line("search", game.page.search.name, "#d62728", "dot"));
-    traces.push(this.markTrace(ids));
+    traces.push(...markTraces(game, ids));
     return traces;
-  }
-
-  // The judged moves ("?!", "?", "??") at White's score after them.
-  markTrace(ids) {
-    const game = this.game, judged = ids.map((id) => [id, game.results.judgement(id)]).filter(([, j]) => j);
-    return { x: judged.map(([id]) => game.nodes[id].ply), y: judged.map(([id]) => game.results.score(id)),
-      customdata: judged.map(([id]) => id), text: judged.map(([id, j]) => `${moveLabel(game.nodes[id], true)}${game.nodes[id].san}${j.glyph}`),
-      mode: "markers", name: "mistakes", marker: { size: 9, color: judged.map(([, j]) => MARK_COLOURS[j.glyph]), line: { color: "#222", width: 1 } },
-      hovertemplate: "%{text}<extra></extra>" };
   }
 
   layout(x) {
@@ -79,10 +70,12 @@ export class EvalGraph {
     return {
       margin: { l: 40, r: 10, t: 6, b: 24 }, height: 190, showlegend: true, legend: { orientation: "h", y: -0.25 },
       yaxis: { range: [0, 1], tickformat: ".0%", fixedrange: true, title: { text: "White" } },
-      xaxis: { range: [x[0] - 0.5, x[x.length - 1] + 0.5], fixedrange: true, title: { text: "" } },
+      xaxis: plyAxis(x),
       shapes: [{ type: "line", x0: cur.ply, x1: cur.ply, y0: 0, y1: 1, line: { color: "#444", width: 1, dash: "dot" } },
                { type: "line", x0: x[0], x1: x[x.length - 1], y0: 0.5, y1: 0.5, line: { color: "#999", width: 1 } }],
       paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "#fafafa", hovermode: "x",
+      annotations: x.length > 1 ? [] : [{ text: "a single position: no moves to plot", showarrow: false,
+        xref: "paper", yref: "paper", x: 0.5, y: 0.85, font: { color: "#666", size: 12 } }],
     };
   }
 
@@ -94,4 +87,24 @@ export class EvalGraph {
       if (id !== undefined) this.game.go(id);
     });
   }
+}
+
+// The judged moves at White's score after them: one trace per kind ("?!" inaccuracy, "?" mistake,
+// "??" blunder), so the legend names each colour drawn.
+export function markTraces(game, ids) {
+  const judged = ids.map((id) => [id, game.results.judgement(id)]).filter(([, j]) => j);
+  return MARKS.map(([glyph, name, colour]) => {
+    const mine = judged.filter(([, j]) => j.glyph === glyph);
+    return { x: mine.map(([id]) => game.nodes[id].ply), y: mine.map(([id]) => game.results.score(id)),
+      customdata: mine.map(([id]) => id), text: mine.map(([id]) => `${moveLabel(game.nodes[id], true)}${game.nodes[id].san}${glyph}`),
+      mode: "markers", name: `${glyph} ${name}`, showlegend: mine.length > 0,
+      marker: { size: 9, color: colour, line: { color: "#222", width: 1 } }, hovertemplate: "%{text}<extra></extra>" };
+  });
+}
+
+// The x axis in whole plies: ticks on plies only (a lone position's axis was 9.6 ... 10.4).
+export function plyAxis(x) {
+  const first = x[0], last = x[x.length - 1], span = last - first;
+  return { range: [first - 0.5, last + 0.5], fixedrange: true, title: { text: "" }, tick0: first,
+    dtick: Math.max(1, Math.ceil(span / 12)), tickformat: "d", showticklabels: span > 0 };
 }

@@ -8,9 +8,12 @@ export function wireBudget(form) {
     const o = search.selectedOptions[0];
     const fixed = !o.dataset.unit;
     budget.disabled = fixed;
+    budget.hidden = fixed;  // no empty, disabled box: a sentence says there is nothing to choose
+    const note = form.querySelector("#budget-fixed");
+    if (note) note.hidden = !fixed;
     budget.min = o.dataset.min;
     budget.max = o.dataset.max;
-    unit.textContent = fixed ? "(fixed)" : `(${o.dataset.unit}, ${o.dataset.min}–${o.dataset.max})`;
+    unit.textContent = fixed ? "" : `(${o.dataset.unit}, ${o.dataset.min}–${o.dataset.max})`;
     if (fixed) budget.value = "";
     else if (resetValue || budget.value === "") budget.value = o.dataset.default;
   };

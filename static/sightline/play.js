@@ -91,7 +91,8 @@ export class MovePlayer {
     const status = document.getElementById("move-status"), game = this.game, known = this.known(parent, moves);
     if (known !== undefined) { status.textContent = ""; game.go(known); return; }
     if (!game.page.can_add_moves) {
-      status.textContent = "Only the browser session that started this analysis can add moves to it.";
+      status.textContent = "Only the browser session that started this analysis can add moves to it: " +
+        "“Explore in my own copy” makes one that is yours.";
       return;
     }
     status.textContent = "adding…";
@@ -102,8 +103,19 @@ export class MovePlayer {
     } catch (err) { status.textContent = "The move could not be sent (the server did not answer); try again."; return; }
     if (!res.ok) { status.textContent = body.error || `The move was refused (${res.status}).`; return; }
     status.textContent = body.nodes.length ? `added ${body.nodes.map((n) => n.san).join(" ")}: analysing` : "";
+    this.analysing = body.nodes.map((n) => n.id);
     game.mergeNodes(body.nodes);
     game.go(body.node);
+    this.settle();
+  }
+
+  // "added Nf3: analysing" lasts until the added positions have their results (or the job ends).
+  settle() {
+    if (!this.analysing?.length) return;
+    const game = this.game, done = this.analysing.every((id) => game.results.get(id)?.eval && game.results.get(id)?.search);
+    if (!done && !["failed", "cancelled"].includes(game.status.status)) return;  // "done" may be the old status
+    this.analysing = [];
+    document.getElementById("move-status").textContent = "";
   }
 
   // Show where a line (UCI moves from the current position) leads, until the pointer leaves it.

@@ -2,7 +2,7 @@
 // WDL, the network's policy (bars and arrows), the search's best line and root moves, and the
 // running search's progress. Every value arrives as White's (webapp/analyses/messages.py).
 import { squareIndex } from "./board.js";
-import { fmtNum, fmtPawns, fmtPct, moveLabel, nagText, scoreToCentipawns, whiteToMove } from "./format.js";
+import { fmtNum, fmtPawns, fmtPct, mateInLine, moveLabel, nagText, scoreToCentipawns, whiteToMove } from "./format.js";
 import { judgementTitle } from "./moves.js";
 
 const MAX_ARROWS = 5, ARROW_MIN = 0.04; // as webapp/analyses/boardsvg.py
@@ -30,7 +30,7 @@ export class PositionPanel {
     const policy = r.eval?.policy || [];
     this.renderPolicy(node, r, policy);
     this.renderArrows(policy, r.search);
-    this.renderSearch(r.search);
+    this.renderSearch(r.search, node);
     this.renderProgress(id);
     this.game.deeper.render();
   }
@@ -116,18 +116,24 @@ export class PositionPanel {
     this.game.board.setArrows(arrows);
   }
 
-  renderSearch(s) {
+  renderSearch(s, node) {
+    if (node.outcome) {  // the rules decide here; a search has nothing to add
+      $("search-info").innerHTML = `<span class="muted">${node.outcome.termination}: no move to search</span>`;
+      $("root-table").innerHTML = "";
+      return;
+    }
     if (!s) {
       $("search-info").innerHTML = `<span class="muted">${this.game.status.status === "done" ? "no search result" : "search pending…"}</span>`;
       $("root-table").innerHTML = "";
       return;
     }
-    const slope = this.game.page.win_percent_slope;
-    const score = s.score == null ? "" : ` · ${s.mate ? `#${s.mate}` : fmtPawns(scoreToCentipawns(s.score, slope))} (${pct1(s.score)} for White)`;
+    const slope = this.game.page.win_percent_slope, mate = mateInLine(s, whiteToMove(node));
+    const score = mate ? ` · #${mate} (${mate > 0 ? "White" : "Black"} mates in ${Math.abs(mate)})`
+      : s.score == null ? "" : ` · ${fmtPawns(scoreToCentipawns(s.score, slope))} (${pct1(s.score)} for White)`;
     $("search-info").innerHTML = `<div><b>best</b> ${s.best_san || "–"}${score}</div>` +
       `<div class="pv"><b>PV</b> ${(s.pv_san || []).map((san, i) =>
         `<span class="pv-move" data-line="${s.pv.slice(0, i + 1).join(" ")}" title="click to add the line up to ${san}">${san}</span>`).join(" ") || "–"}</div>` +
-      `<div class="muted">${fmtNum(s.nodes)} nodes · ${fmtNum(s.nps)} nodes/s · ${s.elapsed_s}s${s.depth ? ` · depth ${s.depth}` : ""}</div>`;
+      `<div class="muted">${fmtNum(s.nodes)} nodes${s.nps ? ` · ${fmtNum(s.nps)} nodes/s` : ""} · ${s.elapsed_s}s${s.depth ? ` · depth ${s.depth}` : ""}</div>`;
     this.renderRootTable(s.root || []);
   }
 
@@ -140,6 +146,7 @@ export class PositionPanel {
 
   renderProgress(id) {
     const p = this.game.results.progress.get(id);
-    $("search-progress").textContent = p ? `searching: ${fmtNum(p.nodes)} nodes · ${fmtNum(p.nps)} nodes/s · best ${p.pv_san?.[0] || "–"} · ${p.pv_san?.join(" ") || ""}` : "";
+    $("search-progress").textContent = p ? `searching: ${fmtNum(p.nodes)} nodes${p.nps ? ` · ${fmtNum(p.nps)} nodes/s` : ""}` +
+      ` · best ${p.pv_san?.[0] || "–"} · ${p.pv_san?.join(" ") || ""}` : "";
   }
 }

@@ -1,7 +1,7 @@
 // The analysis results the page holds, by node id: {eval, search, judgement}, merged from the
 // page's JSON and the websocket messages (duplicates are harmless). Every value is White's: the
 // server converts them (webapp/analyses/messages.py), and nothing here turns one round.
-import { fmtPawns, scoreToCentipawns } from "./format.js";
+import { fmtPawns, mateInLine, scoreToCentipawns, whiteToMove } from "./format.js";
 
 // The rules' result where the game is over on the board: White's expected score and WDL.
 const RESULT_SCORE = { "1-0": 1, "0-1": 0, "1/2-1/2": 0.5 };
@@ -22,6 +22,8 @@ export class Results extends Map {
     if (parts.eval) entry.eval = parts.eval;
     if (parts.search) { entry.search = parts.search; this.progress.delete(id); }
     if (parts.judgement) entry.judgement = parts.judgement;
+    if (parts.network_judgement) entry.network_judgement = parts.network_judgement;
+    if (parts.engine) entry.engine = parts.engine;
     this.set(id, entry);
   }
 
@@ -49,7 +51,7 @@ export class Results extends Map {
   evalText(id) {
     const over = this.nodes[id].outcome;
     if (over) return over.result === "1/2-1/2" ? "½-½" : over.result;
-    const mate = this.get(id)?.search?.mate;
+    const mate = mateInLine(this.get(id)?.search, whiteToMove(this.nodes[id]));
     if (mate) return `#${mate}`;
     const score = this.score(id);
     return score == null ? null : fmtPawns(scoreToCentipawns(score, this.slope));

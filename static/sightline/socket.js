@@ -10,6 +10,7 @@ export const HANDLERS = {
   ply: (game, msg) => game.onPlies([msg]),
   plies: (game, msg) => game.onPlies(msg.items),
   judgements: (game, msg) => game.onPlies(msg.items),
+  engine: (game, msg) => game.onPlies(msg.items),
   progress: (game, msg) => game.onProgress(msg),
   nodes: (game, msg) => game.mergeNodes(msg.items),
   deep: (game, msg) => game.deeper.onMessage(msg),

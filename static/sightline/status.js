@@ -21,8 +21,8 @@ export class JobStatus {
     const frac = total ? (evaluated + searched) / (2 * total) : 0;
     $("progress-bar").style.width = `${(100 * Math.min(1, frac)).toFixed(1)}%`;
     let text = `eval ${evaluated}/${total} · search ${searched}/${total}`;
-    const live = [...this.game.results.progress.values()].pop();
-    if (live && st.status === "running") text += ` · ${fmtNum(live.nps)} nodes/s`;
+    this.nps = searchRate(this.game.results.progress.values(), this.nps);
+    if (this.nps && st.status === "running") text += ` · ${fmtNum(this.nps)} nodes/s`;
     $("progress-text").textContent = text;
     const left = ["queued", "running"].includes(st.status) ? this.secondsLeft(searched, total) : null;
     $("eta").textContent = left == null ? "" : left < 1 ? "almost done" : `about ${fmtDuration(left)} left`;
@@ -51,6 +51,13 @@ export class JobStatus {
     const per = this.game.page.estimate?.seconds_per_position;
     return per == null ? null : remaining * per;
   }
+}
+
+// The search rate to show: the newest progress message's, except between positions, where a new
+// search's first message has no rate yet (0) and the last known one stands.
+export function searchRate(progress, previous) {
+  const live = [...progress].pop();
+  return live && live.nps > 0 ? live.nps : previous || 0;
 }
 
 export const isFinished = (status) => FINISHED.includes(status);

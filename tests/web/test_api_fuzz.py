@@ -134,7 +134,7 @@ def test_the_schema_is_served(client):
     assert response.status_code == 200 and response.json() == served_document()
     assert client.get("/api/").json()["schema"] == "http://testserver/api/schema/"
     operations = {(path, method) for path, item in served_document()["paths"].items() for method in item}
-    assert operations == {("/api/", "get"), ("/api/jobs/", "post"),
+    assert operations == {("/api/", "get"), ("/api/jobs/", "post"), ("/api/networks/", "get"),
                           ("/api/jobs/{job_id}/", "get"), ("/api/jobs/{job_id}/nodes/{node_id}/", "get"),
                           ("/api/jobs/{job_id}/nodes/{node_id}/attention/", "get"),
                           ("/api/jobs/{job_id}/nodes/{node_id}/lens/", "get"),

@@ -14,9 +14,23 @@ def stored(network, settings_key, *ms):
                                       settings_key=settings_key, data={}, compute_ms=value)
 
 
-def test_nothing_measured_says_so(material_network):
-    found = estimate(material_network, "mcts", 200)
-    assert found.seconds_per_position is None and "no measurement yet for material" in found.basis
+def test_nothing_measured_says_so():
+    from webapp.networks.models import Network
+
+    network = Network.objects.create(name="never-timed", family="chessformer", checksum="n" * 64)
+    found = estimate(network, "mcts", 200)
+    assert found.seconds_per_position is None and "no measurement yet for never-timed" in found.basis
+
+
+def test_a_new_site_still_estimates_from_the_registration_timing(tiny_network, material_network):
+    """No analysis has run yet: the forward pass timed when the network was registered (the material
+    count: timed on the spot) gives a rough figure instead of "no measurement yet"."""
+    timed = tiny_network.metrics["site_forward_ms"]
+    found = estimate(tiny_network, "mcts", 200)
+    assert found.seconds_per_position == pytest.approx(timed["ms_per_position"] * 200 / 1000)
+    assert found.basis.startswith("rough") and "registered" in found.basis
+    material = estimate(material_network, "value", 1)
+    assert material.seconds_per_position is not None and material.seconds_per_position > 0
 
 
 def test_measured_at_this_budget_is_the_median(material_network):

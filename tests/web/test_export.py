@@ -13,6 +13,7 @@ from webapp.analyses.export import export_pgn, position_score
 from webapp.analyses.gameinput import parse_fen, parse_pgn
 from webapp.analyses.jobs import create_job
 from webapp.analyses.results import job_results
+from webapp.analyses.review import engine_review
 from webapp.analyses.runner import JobRun
 
 pytestmark = pytest.mark.django_db
@@ -22,8 +23,8 @@ ANNOTATED = ('[Event "Export test"] [White "Ann"] [Black "Bob"]\n\n{A short game
              '2. Qg4 Nf6?! {Missed it} (2... Bxg4 {Wins the queen} 3. a3) 3. Qf4 *\n')
 
 
-def finished(tree, network, search="value", budget=1):
-    job = create_job(tree, network, search, budget, dispatch=False)
+def finished(tree, network, search="value", budget=1, engine_nodes=0):
+    job = create_job(tree, network, search, budget, dispatch=False, engine_nodes=engine_nodes)
     done = JobRun(job, MaterialEvaluator(), lambda kind, payload: None).run()
     assert done.status == "done", done.error
     return done
@@ -69,16 +70,28 @@ def test_export_reads_back_with_evals_judgements_variations_and_comments(materia
     missed = queen_move.next()
     assert "Missed it" in missed.comment
     judgement = results[nodes_by_fen[(missed.board().fen(), "Nf6")]]["judgement"]
-    assert judgement["glyph"] == "??"  # the annotator's ?! stays: one move assessment per move
-    assert missed.nags == {chess.pgn.NAG_DUBIOUS_MOVE} and "Blunder. Bxg4 was best." in missed.comment
+    assert judgement["glyph"] == "??"  # the network's: a labelled comment, never a NAG nor lichess's words
+    assert missed.nags == {chess.pgn.NAG_DUBIOUS_MOVE} and "Blunder" not in missed.comment
+    assert f"Network's opinion (material): Bxg4 was better by {100 * judgement['drop']:.1f} points" in missed.comment
 
 
-def test_judgement_glyphs_become_nags(material_network):
-    job = finished(parse_pgn("1. e4 d5 2. Qg4 Nf6 3. Qf4 *"), material_network)
+def test_the_engines_marks_become_nags_and_the_networks_stay_opinions(material_network):
+    job = finished(parse_pgn("1. e4 d5 2. Qg4 Nf6 3. Qf4 *"), material_network, engine_nodes=20_000)
+    results = job_results(job)
     game = read_back(export_pgn(job))
     missed = game.next().next().next().next()
-    assert missed.nags == {chess.pgn.NAG_BLUNDER} and "Blunder" in missed.comment
-    assert not game.next().nags
+    assert results[4]["engine_judgement"]["glyph"] == "??" and results[4]["judgement"]["glyph"] == "??"
+    assert missed.nags == {chess.pgn.NAG_BLUNDER} and "Blunder. Bxg4 was best." in missed.comment
+    assert "Network's opinion (material)" in missed.comment
+    assert not game.next().nags and "Stockfish" in game.headers["Annotator"]
+    for colour in ("White", "Black"):  # the engine's review, as headers
+        assert 0 <= float(game.headers[f"{colour}Accuracy"]) <= 100 and int(game.headers[f"{colour}ACPL"]) >= 0
+    review = engine_review(job, results)  # 2. Qg4?? hangs the queen and 2...Nf6?? does not take it
+    assert review["white"]["blunders"] == review["black"]["blunders"] == 1 and review["complete"]
+    assert game.headers["WhiteAccuracy"] == f"{review['white']['accuracy']:.1f}"
+    engine = results[4]["engine"]  # the position after 2...Nf6: the engine's eval, not the network's
+    assert game.next().next().next().next().eval().pov(chess.WHITE) == \
+        chess.engine.PovScore(chess.engine.Cp(engine["cp"]), chess.WHITE).white()
 
 
 def test_mates_are_written_as_mate_distances(material_network):

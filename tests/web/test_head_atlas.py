@@ -176,3 +176,60 @@ def test_an_atlas_scored_by_an_older_rule_is_computed_again(client, atlas_networ
     with django_capture_on_commit_callbacks(execute=True):
         request_atlas(atlas_network)  # current again: nothing queued
     assert sent == [atlas_network.pk]
+
+
+def test_show_me_gives_every_query_squares_pattern(client, atlas_network):
+    """The explorer picks the query where the head shows its label most: it needs each query's pattern."""
+    from analysis.heads import show_me
+
+    row = HeadAtlas.objects.get(network=atlas_network)
+    row.data["labels"][0][1] = "knight-moves"
+    row.save()
+    fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 3 3"
+    body = client.get(f"/networks/{atlas_network.name}/heads/show/", {"layer": 0, "head": 1, "fen": fen}).json()
+    assert len(body["patterns"]) == 64 and body["patterns"][body["query"]] == body["squares"]
+    board = chess.Board(fen)
+    assert body["patterns"][chess.A1] == sorted(chess.SquareSet(chess.BB_KNIGHT_ATTACKS[chess.A1]))
+    assert show_me(board, "knight-moves").squares == body["squares"]
+
+
+def test_the_explorer_shows_me_the_query_where_the_head_shows_its_label_most():
+    """A head that looks at g6's knight moves from g6 only: "show me" answers g6, not the centre."""
+    import shutil
+    import subprocess
+
+    from tests.conftest import ROOT, _missing
+
+    node = shutil.which("node") or _missing("node is not installed (apt-get install nodejs)")
+    patterns = [sorted(chess.SquareSet(chess.BB_KNIGHT_ATTACKS[q])) for q in range(64)]
+    script = (f"import {{ strongestQuery }} from '{(ROOT / 'static/sightline/explorer.js').as_uri()}';"
+              "const heads = 2, maps = new Float32Array(heads * 4096);"
+              "for (let q = 0; q < 64; q++) for (let k = 0; k < 64; k++) maps[4096 + q * 64 + k] = 1 / 64;"
+              f"const patterns = {json.dumps(patterns)}, g6 = {chess.G6};"
+              "for (let k = 0; k < 64; k++) maps[4096 + g6 * 64 + k] = patterns[g6].includes(k) ? 1 / patterns[g6].length : 0;"
+              "console.log(JSON.stringify([strongestQuery(maps, 1, patterns), strongestQuery(maps, 0, patterns)]));")
+    out = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    best, none = json.loads(out.stdout)
+    assert best["query"] == chess.G6 and abs(best["share"] - 1) < 1e-6 and none is None  # head 0: no pick
+
+
+def test_atlas_clicks_reuse_one_explorer_analysis(client, atlas_network, monkeypatch, django_capture_on_commit_callbacks):
+    """Each click on a head opens the same analysis of the explorer's position (this browser's), with that head."""
+    from django.test import Client
+
+    from webapp.analyses.models import AnalysisJob
+
+    sent = []
+    monkeypatch.setattr("workers.dispatch.send_task", lambda *a, **k: sent.append(a))
+    with django_capture_on_commit_callbacks(execute=True):
+        first = client.post(f"/networks/{atlas_network.name}/heads/explore/", {"head": "0.1"})
+        second = client.post(f"/networks/{atlas_network.name}/heads/explore/", {"head": "1.3"})
+    assert first["Location"].split("?")[0] == second["Location"].split("?")[0]
+    assert second["Location"].endswith("?layer=1&head=3&showme=1")
+    assert AnalysisJob.objects.count() == 1 and len(sent) == 1
+    AnalysisJob.objects.update(status=AnalysisJob.Status.FAILED)  # a failed one is not reused
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/networks/{atlas_network.name}/heads/explore/", {"head": "0.1"})
+        Client().post(f"/networks/{atlas_network.name}/heads/explore/", {"head": "0.1"})  # another browser: its own
+    assert AnalysisJob.objects.count() == 3

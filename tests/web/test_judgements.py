@@ -221,10 +221,13 @@ def test_analyze_pgn_prints_each_moves_judgement(material_network, tmp_path):
     path = tmp_path / "game.pgn"
     path.write_text(HANGING_QUEEN)
     out = StringIO()
-    call_command("analyze_pgn", str(path), "--network", "material", "--search", "value", "--json", stdout=out)
+    call_command("analyze_pgn", str(path), "--network", "material", "--search", "value", "--json", "--no-engine",
+                 stdout=out)
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
-    assert lines[0]["judgement"] is None
+    assert lines[0]["judgement"] is None and lines[0]["engine"] is None
     assert [line["judgement"]["glyph"] for line in lines[1:]] == [None, None, None, None, "??"]
+    assert all(line["judgement"] == line["network_judgement"] and line["judgement"]["source"] != "engine"
+               for line in lines[1:])
 
 
 def test_the_game_page_says_where_the_marks_come_from(client, material_network, tiny_network):

@@ -17,8 +17,9 @@ from tests.web.conftest import SHORT_GAME
 from tests.web.test_task import run
 from webapp.analyses.gameinput import parse_pgn
 from webapp.analyses.jobs import create_job
-from webapp.analyses.messages import (MESSAGES, REPLIES, Deep, Error, Judgements, Live, NodeEval, NodeJudgement,
-                                      Nodes, Plies, Ply, Pong, Progress, Snapshot, Status, job_snapshot)
+from webapp.analyses.messages import (MESSAGES, REPLIES, Deep, Engine, Error, Judgements, Live, NodeEngine, NodeEval,
+                                      NodeJudgement, Nodes, Plies, Ply, Pong, Progress, Snapshot, Status,
+                                      job_snapshot)
 from webapp.analyses.models import AnalysisJob
 from webapp.analyses.publish import encode
 from webapp.analyses.results import job_results
@@ -28,13 +29,17 @@ SCRIPTS = ROOT / "static" / "sightline"
 EVAL = {"score": 0.61, "wdl": [0.4, 0.42, 0.18], "policy": [["e2e4", 0.5, "e4"]], "action_values": {"e2e4": 0.62}}
 JUDGEMENT = {"played": "a7a6", "best": "e7e5", "best_san": "e5", "best_score": 0.55, "played_score": 0.4,
              "bound": "upper", "drop": 0.15, "source": "search", "glyph": "??", "name": "blunder"}
+ENGINE = {"cp": 35, "mate": None, "score": 0.532, "win": 53.2, "best": "d2d4", "best_san": "d4", "pv": ["d2d4"],
+          "pv_san": ["d4"], "depth": 16, "nodes": 100012}
+ENGINE_JUDGEMENT = {**JUDGEMENT, "source": "engine", "bound": "exact", "reason": ""}
 STATUS = Status(status="running", evaluated=3, searched=1, total=9, error=None, search="mcts", budget=64)
 EXAMPLES = [
     STATUS,
     Snapshot(job=STATUS, results={"0": {"eval": EVAL}}),
     Ply(node=2, search={"bestmove": "g1f3", "score": 0.3, "mate": None, "root": [{"move": "g1f3", "q": 0.3}]}),
     Plies(items=[NodeEval(0, EVAL), NodeEval(1, EVAL)]),
-    Judgements(items=[NodeJudgement(4, JUDGEMENT)]),
+    Judgements(items=[NodeJudgement(4, JUDGEMENT, JUDGEMENT), NodeJudgement(5, network_judgement=JUDGEMENT)]),
+    Engine(items=[NodeEngine(4, ENGINE, ENGINE_JUDGEMENT), NodeEngine(5, ENGINE)]),
     Progress(node=3, nodes=120, nps=900, elapsed_s=0.13, best="e2e4", pv_san=["e4", "e5"], score=0.52, depth=2),
     Nodes(items=[{"id": 9, "parent": 8, "ply": 5, "san": "Bc4", "uci": "f1c4", "fen": "8/8/8/8/8/8/8/8 b - - 0 1"}]),
     Deep(deep=7, node=1, budget=0, status="running", nodes=300, nps=1000, elapsed_s=0.3, depth=3, best="e7e5",
@@ -65,9 +70,12 @@ def test_the_json_of_each_message_round_trips(message):
 
 def test_a_part_left_unset_is_left_out():
     assert Ply(node=2, search={"score": 0.3}).to_json() == {"node": 2, "search": {"score": 0.3}}
-    assert "final" not in EXAMPLES[7].to_json() and EXAMPLES[8].to_json()["final"] is True
+    assert "final" not in EXAMPLES[8].to_json() and EXAMPLES[9].to_json()["final"] is True
     assert Status.of(SimpleNamespace(status="done", evaluated=1, searched=1, total_positions=0, nodes=[{}],
-                                     error="", search="value", budget=1)).to_json()["total"] == 1
+                                     error="", search="value", budget=1, engine_nodes=0, engine_name="",
+                                     engine_note="")).to_json()["total"] == 1
+    assert Judgements(items=[NodeJudgement(5, network_judgement=JUDGEMENT)]).to_json() == \
+        {"items": [{"node": 5, "network_judgement": JUDGEMENT}]}
 
 
 # kind -> the handler's calls on the page, recorded by a stand-in for the GamePage.

@@ -83,8 +83,10 @@ def test_a_line_follows_the_tree_and_adds_only_new_moves(client, material_networ
 
 
 @pytest.mark.parametrize("body, status, words", [
-    ({"parent": 0, "moves": ["e2e5"]}, 400, "e2e5 is not a legal move in the first position"),
-    ({"parent": 2, "moves": ["g1f3", "g1f3"]}, 400, "g1f3 is not a legal move after Nf3"),
+    ({"parent": 0, "moves": ["e2e5"]}, 400, "The white pawn on e2 cannot move to e5 in the first position."),
+    ({"parent": 2, "moves": ["g1f3", "g1f3"]}, 400, "There is no piece on g1 after 2. Nf3."),
+    ({"parent": 0, "moves": ["e7e5"]}, 400, "It is White's move in the first position: the pawn on e7 is Black's."),
+    ({"parent": 0, "moves": ["e2e4", "e8e7"]}, 400, "The black king on e8 cannot move to e7 after 1. e4."),
     ({"parent": 0, "moves": ["zz"]}, 400, "not a move in UCI notation"),
     ({"parent": 99, "moves": ["e2e4"]}, 404, "no position 99"),
     ({"parent": "0", "moves": ["e2e4"]}, 400, "parent must be a node id"),
@@ -132,3 +134,11 @@ def test_a_running_job_analyses_a_line_added_while_it_runs(client, material_netw
     assert finished.status == "done" and finished.total_positions == 10
     assert finished.evaluated == finished.searched == 10
     assert 9 in [p["node"] for k, p in messages if k == "ply" and "search" in p]
+
+
+def test_a_move_into_check_is_refused_in_words(client, material_network):
+    job = owned_job(client, material_network, '[FEN "4r1k1/8/8/8/8/8/4B3/4K3 w - - 0 1"]\n\n*')
+    status, answer = post(client, job, {"parent": 0, "moves": ["e2d3"]})
+    assert status == 400 and answer["error"] == ("The white bishop on e2 cannot move to d3 in the first position: "
+                                                 "it would leave the white king in check."), answer
+    assert "e2d3" not in answer["error"]

@@ -263,3 +263,26 @@ def test_pasted_pgn_with_a_byte_order_mark_is_analysed(client, monkeypatch):
     assert response.status_code == 302, response.content[:300]
     assert AnalysisJob.objects.get().headers["White"] == "Paul Morphy"
     assert post(client, fen="\ufeff8/8/8/8/8/5k2/8/4K1Q1 w - - 0 1").status_code == 302
+
+
+def test_a_multi_game_upload_keeps_its_games_for_the_pick(client, django_capture_on_commit_callbacks, monkeypatch):
+    """The picker's page cannot keep the file input (browsers clear it): the file's text comes back in
+    the PGN box, so picking a game and submitting again analyses it; the prompt is no error."""
+    import html
+    import re
+
+    text = OPERA_GAME + '\n[White "Anna"]\n[Black "Bob"]\n[Result "0-1"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n'
+    upload = SimpleUploadedFile("two.pgn", text.encode())
+    response = client.post("/", {"network": "material", "search": "value", "pgn_file": upload})
+    body = response.content.decode()
+    assert response.status_code == 400 and "Anna - Bob" in body
+    box = html.unescape(re.search(r'<textarea name="pgn"[^>]*>(.*?)</textarea>', body, re.S).group(1))
+    assert box.strip() == text.strip()
+    assert 'id="form-errors"' not in body  # the prompt is in the picker, not an error box
+    assert re.search(r'<legend[^>]*>[^<]*2 games', body)
+    sent = []
+    monkeypatch.setattr("workers.dispatch.send_task", lambda *a, **k: sent.append(k))
+    with django_capture_on_commit_callbacks(execute=True):
+        response = post(client, pgn=box, game_index="1")  # what the browser sends back: no file now
+    assert response.status_code == 302
+    assert AnalysisJob.objects.get().headers["White"] == "Anna"

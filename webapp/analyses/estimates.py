@@ -5,7 +5,8 @@ time of that one search, an evaluation row its share of the batch. The estimate 
 search and budget is the median of the measured searches at that budget; failing that, the
 median time per search node at the search's other budgets, times this budget's nodes; failing
 that, the network's measured forward pass per position times the nodes (rough: a search
-evaluates positions one batch at a time). With nothing measured for the network it says so.
+evaluates positions one batch at a time); failing that, the forward pass timed when the site
+registered the network (``networks.timing``). With nothing measured for the network it says so.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from dataclasses import asdict, dataclass
 
 from webapp.analyses.models import EVAL_SETTINGS_KEY, PositionResult, search_settings_key
 from webapp.analyses.searches import SEARCHES
+from analysis.evaluator import MaterialEvaluator
 from webapp.networks.models import Network
+from webapp.networks.timing import FORWARD_KEY, time_forward
 
 # The most recent rows looked at per query: enough for a stable median, cheap to read.
 SAMPLE = 200
@@ -52,4 +55,18 @@ def estimate(network: Network, search: str, budget: int) -> CostEstimate:
     if forward:
         return CostEstimate(statistics.median(ms for _, ms in forward) * nodes / 1000.0,
                             "rough: the network's measured forward pass per position, times the search's nodes")
+    timed = _registration_ms(network)
+    if timed is not None:
+        return CostEstimate(timed * nodes / 1000.0, "rough: its forward pass timed when this site registered it, "
+                                                    "times the search's nodes (no analysis with it yet)")
     return CostEstimate(None, f"no measurement yet for {network.name} on this site")
+
+
+def _registration_ms(network: Network) -> float | None:
+    """Milliseconds per position from the registration's timing; the material count is timed here
+    (it needs no model and takes microseconds)."""
+    if network.kind == Network.Kind.MATERIAL:
+        return time_forward(MaterialEvaluator())["ms_per_position"]
+    timed = (network.metrics or {}).get(FORWARD_KEY)
+    value = timed.get("ms_per_position") if isinstance(timed, dict) else None
+    return float(value) if isinstance(value, (int, float)) and value > 0 else None

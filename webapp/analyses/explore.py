@@ -12,7 +12,8 @@ from django.views.decorators.http import require_POST
 
 from webapp.analyses.gameinput import parse_fen
 from webapp.analyses.jobs import BrokerUnavailable, create_job
-from webapp.analyses.ownership import remember_owner
+from webapp.analyses.models import AnalysisJob
+from webapp.analyses.ownership import remember_owner, visible_jobs
 from webapp.analyses.searches import SEARCHES
 from webapp.networks.heads_views import head_index, network_or_404
 from webapp.networks.models import Network
@@ -34,11 +35,22 @@ def explore_head(request: HttpRequest, name: str) -> HttpResponse:
     if network.status != Network.Status.READY:
         return HttpResponse(f"{network.name} is not ready for analysis", status=409, content_type="text/plain")
     search = "policy" if network.caps.policy else "value"
-    try:
-        job = create_job(parse_fen(EXPLORE_FEN), network, search, SEARCHES[search].budget_default)
-    except BrokerUnavailable as exc:
-        response = HttpResponse(exc.message("the explorer's analysis"), status=503, content_type="text/plain")
-        response["Retry-After"] = str(exc.retry_after_s)
-        return response
-    remember_owner(request, job)
+    job = _reusable(request, network, search)
+    if job is None:
+        try:
+            job = create_job(parse_fen(EXPLORE_FEN), network, search, SEARCHES[search].budget_default)
+        except BrokerUnavailable as exc:
+            response = HttpResponse(exc.message("the explorer's analysis"), status=503, content_type="text/plain")
+            response["Retry-After"] = str(exc.retry_after_s)
+            return response
+        remember_owner(request, job)
     return redirect(f"{reverse('job', args=[job.id])}?layer={l}&head={h}&showme=1")
+
+
+def _reusable(request: HttpRequest, network: Network, search: str) -> AnalysisJob | None:
+    """This visitor's newest explorer analysis of ``network`` that has not failed: every head of the
+    atlas is explored in one analysis, not one per click."""
+    return (visible_jobs(request).filter(network=network, start_fen=EXPLORE_FEN, search=search,
+                                         budget=SEARCHES[search].budget_default)
+            .exclude(status__in=[AnalysisJob.Status.FAILED, AnalysisJob.Status.CANCELLED])
+            .order_by("-created_at").first())

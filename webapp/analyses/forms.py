@@ -9,7 +9,10 @@ from __future__ import annotations
 import codecs
 
 from django import forms
+from django.conf import settings
 
+from analysis.reference_engine import MAX_NODES as ENGINE_MAX_NODES
+from analysis.reference_engine import MIN_NODES as ENGINE_MIN_NODES
 from webapp.analyses.gameinput import (
     MAX_INPUT_BYTES, MAX_PLIES, GameInputError, GameTree, MultipleGames, parse_fen, parse_pgn,
 )
@@ -36,11 +39,18 @@ class AnalyseForm(forms.Form):
     network = forms.CharField(max_length=64)
     search = forms.CharField(max_length=32, initial=DEFAULT_SEARCH)
     budget = forms.IntegerField(required=False, min_value=None)
+    # The engine lane beside the network (webapp.analyses.engine_lane): Stockfish's nodes per position.
+    engine_nodes = forms.IntegerField(
+        required=False, label="Stockfish nodes per position",
+        help_text=f"Stockfish analyses every position beside the network: its marks, accuracy and line. "
+                  f"{ENGINE_MIN_NODES:,} to {ENGINE_MAX_NODES:,} nodes; 0 for no engine.")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.games = None  # set when the PGN holds several games
+        self.games_prompt = ""
         self.status_code = 400
+        self.fields["engine_nodes"].initial = settings.SIGHTLINE_ENGINE_NODES
         default = Network.objects.offered().first()
         if default is not None:
             self.fields["network"].initial = default.name
@@ -88,20 +98,29 @@ class AnalyseForm(forms.Form):
     def clean(self):
         data = super().clean()
         self._clean_budget(data)
+        self._clean_engine(data)
         text, fen = self._pick_input(data)
         if text is None and fen is None:
             return data
         try:
             data["tree"] = parse_fen(fen) if fen is not None else parse_pgn(text, data.get("game_index"))
         except MultipleGames as exc:
-            self.games = exc.games
-            self.add_error(None, str(exc))
+            self._offer_games(exc, text, from_file=bool(data.get("pgn_file")))
         except GameInputError as exc:
             if "larger than" in str(exc):
                 self.status_code = 413
             self.add_error("fen" if fen is not None else ("pgn_file" if data.get("pgn_file") else "pgn"), str(exc))
         self._clean_work(data)
         return data
+
+    def _offer_games(self, exc: MultipleGames, text: str, *, from_file: bool) -> None:
+        """Ask which game (a prompt, not an error). A browser clears the file input when the form
+        comes back, so an uploaded file's text is put in the PGN box to travel with the pick."""
+        self.games, self.games_prompt = exc.games, str(exc)
+        self.add_error("game_index", str(exc))
+        if from_file:
+            self.data = self.data.copy()
+            self.data["pgn"] = text
 
     def _clean_work(self, data) -> None:
         """One job stays within ``MAX_JOB_NODES`` (positions x nodes per position)."""
@@ -149,6 +168,16 @@ class AnalyseForm(forms.Form):
                                      f"{spec.budget_min} to {spec.budget_max} {spec.budget_unit}.")
         if isinstance(network, Network) and spec.needs_policy and not network.caps.policy:
             self.add_error("search", f"The {spec.name} search needs a policy head; {network.name} has none.")
+
+    def _clean_engine(self, data) -> None:
+        """Blank: the site's default budget; 0: no engine; else within the engine lane's range."""
+        nodes = data.get("engine_nodes")
+        if nodes is None:
+            if not self.has_error("engine_nodes"):
+                data["engine_nodes"] = settings.SIGHTLINE_ENGINE_NODES
+        elif nodes != 0 and not ENGINE_MIN_NODES <= nodes <= ENGINE_MAX_NODES:
+            self.add_error("engine_nodes", f"Stockfish's budget {nodes:,} is out of range: {ENGINE_MIN_NODES:,} to "
+                                           f"{ENGINE_MAX_NODES:,} nodes per position, or 0 for no engine.")
 
     @property
     def tree(self) -> GameTree:

@@ -31,19 +31,36 @@ def get_job_or_404(job_id: str) -> AnalysisJob:
     return job
 
 
-def create_job(tree: GameTree, network: Network, search: str, budget: int, *, dispatch: bool = True) -> AnalysisJob:
+def create_job(tree: GameTree, network: Network, search: str, budget: int, *, dispatch: bool = True,
+               engine_nodes: int = 0) -> AnalysisJob:
     """Save a queued job and send it to the network's queue once the transaction commits.
+
+    ``engine_nodes``: Stockfish's nodes per position in the engine lane beside the network (0: none;
+    the form, the API and analyze_pgn ask for the site's default unless told otherwise).
 
     If the broker cannot take it, the row is deleted again and ``BrokerUnavailable`` raised
     (the view answers 503): no job is left queued with no task behind it."""
     with transaction.atomic():
         job = AnalysisJob.objects.create(
-            network=network, search=search, budget=budget, headers=tree.headers, start_fen=tree.start_fen,
+            network=network, search=search, budget=budget, engine_nodes=engine_nodes, headers=tree.headers, start_fen=tree.start_fen,
             pgn=tree.pgn, nodes=with_keys(tree.as_dicts(), network), total_positions=len(tree.nodes), task_id="",
         )
         if dispatch:
             transaction.on_commit(lambda: _dispatch_or_withdraw(job), robust=False)
     return job
+
+
+def copy_job(job: AnalysisJob) -> AnalysisJob:
+    """A queued copy of ``job`` (its game tree with any added lines, network, search and budgets),
+    sent like a new job: its positions' results are cached, so it finishes at once. The caller makes
+    the visitor its owner; the original is not touched. ``BrokerUnavailable`` as ``create_job``."""
+    with transaction.atomic():
+        copy = AnalysisJob.objects.create(
+            network=job.network, search=job.search, budget=job.budget, engine_nodes=job.engine_nodes,
+            headers=job.headers, start_fen=job.start_fen, pgn=job.pgn, nodes=job.nodes,
+            total_positions=len(job.nodes), task_id="")
+        transaction.on_commit(lambda: _dispatch_or_withdraw(copy), robust=False)
+    return copy
 
 
 def _dispatch_or_withdraw(job: AnalysisJob) -> None:

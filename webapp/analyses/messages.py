@@ -19,7 +19,7 @@ dispatcher (static/sightline/socket.js) has a handler per kind.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any, Callable, ClassVar
 
 import chess
@@ -27,6 +27,7 @@ import chess
 from analysis.pov import bound_for_white, mate_for_white, score_for_white, wdl_for_white, white_to_move
 from webapp.analyses.models import AnalysisJob
 from webapp.analyses.results import job_results, san_line
+from webapp.analyses.review import disagreements, engine_review, network_marks, network_swing
 
 Publisher = Callable[[str, dict], None]
 DEEP_SCORE_DIGITS, DEEP_WDL_DIGITS = 5, 4
@@ -88,17 +89,34 @@ def judgement_for_white(data: dict, mover_white: bool) -> dict:
     return out
 
 
+def engine_for_white(data: dict, white: bool) -> dict:
+    """A stored engine value (``analysis.reference_engine.EngineValue.to_json``) as White's, with
+    White's win % (lichess's curve). A checkmated side to move has mate 0 either way (the node's
+    outcome says who)."""
+    score = score_for_white(data["score"], white)
+    return {**data, "cp": None if data.get("cp") is None else (data["cp"] if white else -data["cp"]),
+            "mate": mate_for_white(data.get("mate"), white), "score": score, "win": round(100 * score, 1)}
+
+
 def results_for_white(node: dict, parts: dict) -> dict:
-    """One node's stored {eval, search, judgement} as White's. The judgement is of the move that
-    led to the node: its mover is the side NOT to move at the node."""
+    """One node's stored {eval, search, judgement, engine, engine_judgement} as White's.
+
+    A judgement is of the move that led to the node: its mover is the side NOT to move at the node.
+    ``judgement`` is the mark to show: the engine's where the engine valued the move (its ``source``
+    is "engine"), else the network's; ``network_judgement`` is always the network's.
+    """
     white = white_to_move(node["fen"])
     out = {}
     if parts.get("eval") is not None:
         out["eval"] = eval_for_white(parts["eval"], white)
     if parts.get("search") is not None:
         out["search"] = search_for_white(parts["search"], white)
+    if parts.get("engine") is not None:
+        out["engine"] = engine_for_white(parts["engine"], white)
     if parts.get("judgement") is not None:
-        out["judgement"] = judgement_for_white(parts["judgement"], not white)
+        out["network_judgement"] = out["judgement"] = judgement_for_white(parts["judgement"], not white)
+    if parts.get("engine_judgement") is not None:
+        out["judgement"] = judgement_for_white(parts["engine_judgement"], not white)
     return out
 
 
@@ -140,9 +158,14 @@ class Message:
 
 
 def _plain(value):
+    """Lists and nested dataclasses as JSON; as in ``Message.to_json``, a field whose default is None
+    is left out while it is None."""
     if isinstance(value, list):
         return [_plain(v) for v in value]
-    return asdict(value) if hasattr(value, "__dataclass_fields__") else value
+    if hasattr(value, "__dataclass_fields__"):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)
+                if not (f.default is None and getattr(value, f.name) is None)}
+    return value
 
 
 @dataclass(frozen=True)
@@ -157,12 +180,16 @@ class Status(Message):
     error: str | None
     search: str
     budget: int
+    engine_nodes: int = 0  # the engine lane's nodes per position; 0: no engine line asked for
+    engine_name: str = ""
+    engine_note: str = ""  # why the engine line is absent or stopped early, in a sentence
 
     @classmethod
     def of(cls, job: AnalysisJob) -> "Status":
         return cls(status=job.status, evaluated=job.evaluated, searched=job.searched,
                    total=job.total_positions or len(job.nodes), error=job.error, search=job.search,
-                   budget=job.budget)
+                   budget=job.budget, engine_nodes=job.engine_nodes, engine_name=job.engine_name,
+                   engine_note=job.engine_note)
 
 
 @dataclass(frozen=True)
@@ -171,16 +198,26 @@ class Snapshot(Message):
 
     kind: ClassVar[str] = "snapshot"
     job: Status
-    results: dict[str, dict]  # node id -> {"eval", "search", "judgement"}, White's
+    results: dict[str, dict]  # node id -> {"eval", "search", "engine", "judgement", "network_judgement"}, White's
+    # The game review (``webapp.analyses.review``): {"engine": lichess's figures per player or None,
+    # "network_marks": the network's marks per player}, and where the network and the engine disagree.
+    review: dict | None = None
+    disagreements: list[dict] | None = None
+    # The network's side-to-move bias and whether its line swings (``review.network_swing``).
+    network_swing: dict | None = None
 
     @classmethod
     def of(cls, job: AnalysisJob) -> "Snapshot":
-        results = {str(k): results_for_white(job.nodes[k], v) for k, v in job_results(job).items()}
-        return cls(job=Status.of(job), results=results)
+        stored = job_results(job)
+        results = {str(k): results_for_white(job.nodes[k], v) for k, v in stored.items()}
+        return cls(job=Status.of(job), results=results,
+                   review={"engine": engine_review(job, stored), "network_marks": network_marks(job, stored)},
+                   disagreements=disagreements(job, stored), network_swing=network_swing(job.network))
 
     @classmethod
     def from_json(cls, data: dict) -> "Snapshot":
-        return cls(job=Status.from_json(data["job"]), results=data["results"])
+        return cls(job=Status.from_json(data["job"]), results=data["results"], review=data.get("review"),
+                   disagreements=data.get("disagreements"), network_swing=data.get("network_swing"))
 
 
 def job_snapshot(job: AnalysisJob) -> dict:
@@ -230,26 +267,65 @@ class Plies(Message):
 
 @dataclass(frozen=True)
 class NodeJudgement:
+    """``judgement``: the mark to show (the network's here unless the engine has judged the move);
+    ``network_judgement``: the network's."""
+
     node: int
-    judgement: dict
+    judgement: dict | None = None
+    network_judgement: dict | None = None
 
 
 @dataclass(frozen=True)
 class Judgements(Message):
-    """Judgements of moves, each after its parent's search: ``node`` is where the move leads."""
+    """The network's judgements of moves, each after its parent's search: ``node`` is where the move leads."""
 
     kind: ClassVar[str] = "judgements"
     items: list[NodeJudgement]
 
     @classmethod
-    def of(cls, judged: list[tuple[dict, dict]]) -> "Judgements":
-        """``judged``: (node the move leads to, its stored judgement) pairs."""
-        return cls(items=[NodeJudgement(node["id"], judgement_for_white(data, not white_to_move(node["fen"])))
-                          for node, data in judged])
+    def of(cls, judged: list[tuple[dict, dict]], engine_judged: frozenset | set = frozenset()) -> "Judgements":
+        """``judged``: (node the move leads to, the network's stored judgement) pairs; ``engine_judged``:
+        nodes whose move the engine has judged already (its mark stays the one shown)."""
+        items = []
+        for node, data in judged:
+            white = judgement_for_white(data, not white_to_move(node["fen"]))
+            items.append(NodeJudgement(node["id"], None if node["id"] in engine_judged else white, white))
+        return cls(items=items)
 
     @classmethod
     def from_json(cls, data: dict) -> "Judgements":
         return cls(items=[NodeJudgement(**item) for item in data["items"]])
+
+
+@dataclass(frozen=True)
+class NodeEngine:
+    """The engine's value of a node and its judgement of the move that led there (``judgement``)."""
+
+    node: int
+    engine: dict | None = None
+    judgement: dict | None = None
+
+
+@dataclass(frozen=True)
+class Engine(Message):
+    """The engine lane's values as they come, with the judgements they complete."""
+
+    kind: ClassVar[str] = "engine"
+    items: list[NodeEngine]
+
+    @classmethod
+    def of(cls, items: list[tuple[dict, dict | None, dict | None]]) -> "Engine":
+        """``items``: (node, its stored engine value or None, the engine's judgement of its move or None)."""
+        out = []
+        for node, value, judgement in items:
+            white = white_to_move(node["fen"])
+            out.append(NodeEngine(node["id"], None if value is None else engine_for_white(value, white),
+                                  None if judgement is None else judgement_for_white(judgement, not white)))
+        return cls(items=out)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Engine":
+        return cls(items=[NodeEngine(**item) for item in data["items"]])
 
 
 @dataclass(frozen=True)
@@ -336,6 +412,6 @@ class Error(Message):
 
 
 MESSAGES: dict[str, type[Message]] = {cls.kind: cls for cls in (
-    Status, Snapshot, Ply, Plies, Judgements, Progress, Nodes, Deep, Live, Pong, Error)}
+    Status, Snapshot, Ply, Plies, Judgements, Engine, Progress, Nodes, Deep, Live, Pong, Error)}
 # Sent only in answer to a client's own message; the page sends none.
 REPLIES = frozenset({Pong.kind})

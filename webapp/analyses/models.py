@@ -28,6 +28,12 @@ class AnalysisJob(models.Model):
     network = models.ForeignKey(Network, on_delete=models.PROTECT, related_name="jobs")
     search = models.CharField(max_length=32)
     budget = models.PositiveIntegerField(default=1)
+    # The engine lane (webapp.analyses.engine_lane): Stockfish's nodes per position, 0 for none;
+    # the engine's name once it ran (its results are cached under it), and a sentence when the
+    # lane is absent or stopped early (no Stockfish, a crash, a hang), shown where its line would be.
+    engine_nodes = models.PositiveIntegerField(default=0)
+    engine_name = models.CharField(max_length=56, blank=True)
+    engine_note = models.TextField(blank=True)
     headers = models.JSONField(default=dict, blank=True)
     start_fen = models.CharField(max_length=100)
     pgn = models.TextField(blank=True, help_text="The analysed game, re-exported")

@@ -12,6 +12,8 @@ from typing import Hashable
 import chess
 
 from analysis.evaluator import Evaluation, key_digest
+from webapp.analyses.engine_lane import engine_key
+from webapp.analyses.engine_pass import engine_judgements, stored_engine_values
 from webapp.analyses.judgements import judgement_settings_key, root_values_json
 from webapp.analyses.models import EVAL_SETTINGS_KEY, AnalysisJob, PositionResult
 
@@ -79,16 +81,20 @@ def search_json(result, board: chess.Board, known_san: dict[str, str] | None = N
 
 
 def job_results(job: AnalysisJob) -> dict[int, dict]:
-    """{node id: {"eval": ..., "search": ..., "judgement": ...}} for every node that has results stored.
+    """{node id: {"eval", "search", "judgement", "engine", "engine_judgement"}} for every node that has
+    results stored (side to move's view; ``judgement`` is the network's).
 
-    A node's judgement (of the move that led to it) is stored under its parent's position key.
+    A node's judgement (of the move that led to it) is stored under its parent's position key; the
+    engine's is made from the engine's values of the two positions (``webapp.analyses.engine_pass``).
     """
     keys: dict[str, list[int]] = {}
     for node in job.nodes:
         if node.get("key"):
             keys.setdefault(node["key"], []).append(node["id"])
     if not keys:
-        return {}
+        out: dict[int, dict] = {}
+        _add_engine(job, out)
+        return out
     wanted = {EVAL_SETTINGS_KEY: "eval", job.search_settings_key: "search"}
     judged = _judged_moves(job)
     out: dict[int, dict] = {}
@@ -102,7 +108,20 @@ def job_results(job: AnalysisJob) -> dict[int, dict]:
                 out.setdefault(node_id, {})[wanted[settings_key]] = data
         for node_id in judged.get((key, settings_key), ()):
             out.setdefault(node_id, {})["judgement"] = data
+    _add_engine(job, out)
     return out
+
+
+def _add_engine(job: AnalysisJob, out: dict[int, dict]) -> None:
+    """The engine lane's values ("engine") and the engine's judgements ("engine_judgement") where known."""
+    stored = stored_engine_values(job)
+    if not stored:
+        return
+    values = {node["id"]: stored[k] for node in job.nodes if (k := engine_key(node["fen"])) in stored}
+    for node_id, value in values.items():
+        out.setdefault(node_id, {})["engine"] = value
+    for node_id, judgement in engine_judgements(job.nodes, values).items():
+        out[node_id]["engine_judgement"] = judgement
 
 
 def _judged_moves(job: AnalysisJob) -> dict[tuple[str, str], list[int]]:

@@ -28,10 +28,11 @@ from django.db.models import F
 
 from analysis.evaluator import ForwardingEvaluator
 from webapp.analyses import lease
+from webapp.analyses.engine_pass import EnginePass
 from webapp.analyses.gameinput import node_boards
 from webapp.analyses.heartbeat import Heartbeat
 from webapp.analyses.judgements import JudgeRequest, judge_all, judgement_settings_key
-from webapp.analyses.messages import Judgements, Plies, Ply, Progress
+from webapp.analyses.messages import Engine, Judgements, Plies, Ply, Progress
 from webapp.analyses.models import EVAL_SETTINGS_KEY, AnalysisJob, PositionResult
 from webapp.analyses.publish import publish_status
 from webapp.analyses.results import digest_key, evaluation_json, search_json
@@ -76,7 +77,9 @@ class PlyOutput:
     node_id: int
     eval: dict | None = None
     search: dict | None = None
-    judgement: dict | None = None  # of the move that led to this node
+    judgement: dict | None = None  # the network's, of the move that led to this node
+    engine: dict | None = None  # the engine lane's value of this node
+    engine_judgement: dict | None = None  # the engine's, of the move that led to this node
 
 
 @dataclass
@@ -89,6 +92,12 @@ class JobRun:
 
     def __post_init__(self):
         self.memo = MemoEvaluator(self.evaluator)
+        self.engine = self._engine_pass()
+
+    def _engine_pass(self) -> EnginePass:
+        """The engine lane's side of one pass (a new one per pass: the pass's nodes, its values)."""
+        return EnginePass(self.job, store_results, lambda items: Engine.of(items).send(self.publish),
+                          self._publish_status, self._on_engine_value)
 
     def run(self) -> AnalysisJob:
         job = self.job
@@ -147,8 +156,22 @@ class JobRun:
         # Keys were set when the job was created (webapp.analyses.keys); a node without
         # one (a job made by hand) gets its key here, in memory only.
         keys = [node.get("key") or digest_key(raw) for node, raw in zip(job.nodes, raw_keys)]
-        evals = self._evaluate_all(boards, keys, raw_keys)
-        self._search_all(boards, keys, evals)
+        self.engine = self._engine_pass()
+        self.engine.start(boards)  # Stockfish works on its own thread while the network does
+        try:
+            evals = self._evaluate_all(boards, keys, raw_keys)
+            self._search_all(boards, keys, evals)
+            self.engine.finish(self._check_cancelled)
+        except BaseException:
+            self.engine.abandon()
+            raise
+
+    def _publish_status(self) -> None:
+        publish_status(AnalysisJob.objects.select_related("network").get(pk=self.job.pk), self.publish)
+
+    def _on_engine_value(self, node_id: int, value: dict | None, judgement: dict | None) -> None:
+        if self.on_node is not None:
+            self.on_node(PlyOutput(node_id, engine=value, engine_judgement=judgement))
 
     # -- phase 1: one forward pass per batch ------------------------------------------
     def _evaluate_all(self, boards: list[chess.Board], keys: list[str], raw_keys: list) -> dict[str, dict]:
@@ -189,6 +212,7 @@ class JobRun:
                 store_results(rows)
                 self._bump(evaluated=len(node_ids))
             self._emit_evals(node_ids, keys, known)
+            self.engine.collect()
         return known
 
     # -- phase 2: the chosen search, position by position ---------------------------------
@@ -293,6 +317,7 @@ class JobRun:
         """One commit for the pending results, judgements and count, then the messages."""
         if not pending.nodes:
             return
+        self.engine.collect()  # first, so a move the engine has judged keeps the engine's mark
         judgement_rows = self._judge(pending)
         with transaction.atomic():
             if pending.rows:
@@ -311,7 +336,8 @@ class JobRun:
                 if self.on_node is not None:
                     self.on_node(PlyOutput(child, judgement=judgement))
         if items:
-            Judgements.of(items).send(self.publish)
+            Judgements.of(items, engine_judged={node["id"] for node, _ in items if self.engine.judged(node["id"])}) \
+                .send(self.publish)
 
     def _progress_reporter(self, node_id: int, board: chess.Board, search):
         last = {"sent": 0.0, "polled": time.monotonic()}

@@ -61,7 +61,29 @@ def _move(board: chess.Board, uci: str, where: str) -> chess.Move:
         return move
     if move.promotion is None and board.is_legal(chess.Move(move.from_square, move.to_square, chess.QUEEN)):
         raise LineRefused(f"{uci} is a promotion {where}: add the piece, e.g. {uci}q.")
-    raise LineRefused(f"{uci} is not a legal move {where}.")
+    raise LineRefused(_why_illegal(board, move, where))
+
+
+def _why_illegal(board: chess.Board, move: chess.Move, where: str) -> str:
+    """An illegal move in words a player reads ("The white pawn on e2 cannot move to e5 ...")."""
+    piece, start, to = board.piece_at(move.from_square), *map(chess.square_name, (move.from_square, move.to_square))
+    if piece is None:
+        return f"There is no piece on {start} {where}."
+    colour, name = chess.COLOR_NAMES[piece.color], chess.piece_name(piece.piece_type)
+    if piece.color != board.turn:
+        mover = chess.COLOR_NAMES[board.turn].capitalize()
+        return f"It is {mover}'s move {where}: the {name} on {start} is {colour.capitalize()}'s."
+    refused = f"The {colour} {name} on {start} cannot move to {to} {where}"
+    if board.is_pseudo_legal(move):  # a move of the piece's own, which the king's safety forbids
+        return f"{refused}: it would leave the {colour} king in check."
+    return f"{refused}."
+
+
+def _numbered(after: chess.Board, san: str) -> str:
+    """"2. Nf3" or "2... Nc6" for the move that led to ``after``."""
+    black = after.turn == chess.WHITE  # Black made the move
+    number = after.fullmove_number - (1 if black else 0)
+    return f"{number}.{'..' if black else ''} {san}"
 
 
 def _where(nodes: list[dict], node_id: int) -> str:
@@ -87,7 +109,7 @@ def extend_nodes(nodes: list[dict], parent: int, moves: list[str], network) -> t
         san = board.san(move)
         board.push(move)
         plan.append((existing, move, san, board.copy(stack=True)))
-        current, where = existing, f"after {san}"
+        current, where = existing, f"after {_numbered(board, san)}"
     created: list[dict] = []
     last = parent
     for existing, move, san, after in plan:

@@ -35,6 +35,7 @@ from webapp.analyses.searches import SEARCHES
 from webapp.analyses.variations import LineRefused, add_line
 from webapp.networks.atlas import ready_atlas
 from webapp.networks.models import Network
+from webapp.networks.summary import network_brief
 from workers import dispatch
 from workers.dispatch import BrokerUnavailable
 
@@ -66,7 +67,7 @@ def home(request: HttpRequest) -> HttpResponse:
         return render(request, "analyses/home.html", _home_context(request, form), status=form.status_code)
     try:
         job = create_job(form.tree, form.cleaned_data["network"], form.cleaned_data["search"],
-                         form.cleaned_data["budget"])
+                         form.cleaned_data["budget"], engine_nodes=form.cleaned_data["engine_nodes"])
     except BrokerUnavailable:
         return _unavailable(request, form)
     remember_owner(request, job)
@@ -158,7 +159,8 @@ def _head_labels(network: Network) -> list[list[str]] | None:
 @require_GET
 def job_state(request: HttpRequest, job_id: str) -> JsonResponse:
     job = get_job_or_404(job_id)
-    return JsonResponse({"id": str(job.id), "nodes": job.nodes, **job_snapshot(job)})
+    return JsonResponse({"id": str(job.id), "network": network_brief(job.network, request.build_absolute_uri),
+                         "nodes": job.nodes, **job_snapshot(job)})
 
 
 @require_POST

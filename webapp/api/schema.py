@@ -36,6 +36,10 @@ class Submission(serializers.Serializer):
                                       help_text="The search's budget (its own unit and range).")
     game_index = serializers.IntegerField(required=False, allow_null=True, min_value=0,
                                           help_text="Which game of a PGN that holds several.")
+    engine_nodes = serializers.IntegerField(
+        required=False, allow_null=True,
+        help_text="Stockfish's nodes per position in the engine lane beside the network (its marks, accuracy "
+                  "and line): 1000 to 2000000, 0 for no engine; not sent: the site's default (100000).")
 
 
 SUBMISSION_EXAMPLES = [
@@ -64,6 +68,10 @@ class JobStatus(serializers.Serializer):
     error = serializers.CharField(allow_blank=True)
     search = serializers.CharField()
     budget = serializers.IntegerField()
+    engine_nodes = serializers.IntegerField(help_text="The engine lane's nodes per position; 0: no engine line.")
+    engine_name = serializers.CharField(allow_blank=True, help_text="The engine that valued the positions.")
+    engine_note = serializers.CharField(allow_blank=True, help_text="Why the engine line is absent or stopped "
+                                                                    "early, in a sentence; empty when all is well.")
 
 
 class Node(serializers.Serializer):
@@ -80,12 +88,63 @@ class Node(serializers.Serializer):
     outcome = serializers.DictField(allow_null=True, help_text="The rules' verdict when the game is over here.")
 
 
+class NetworkBrief(serializers.Serializer):
+    name = serializers.CharField()
+    family = serializers.CharField()
+    trained = serializers.BooleanField()
+    page = serializers.URLField(help_text="Its page: model card and figures.")
+
+
+class Figure(serializers.Serializer):
+    value = serializers.FloatField(help_text="For ranking: a share of puzzles, STS points, Elo, or minus the MAE.")
+    text = serializers.CharField()
+    agent = serializers.CharField(help_text="The agent (or test set) that measured it.")
+
+
+class Figures(serializers.Serializer):
+    puzzles = Figure(allow_null=True, help_text="Its best agent's share of 1,000 Lichess puzzles.")
+    sts = Figure(allow_null=True, help_text="Strategic Test Suite, out of 15,000.")
+    elo_vs_sf1350 = Figure(allow_null=True, help_text="Elo against Stockfish at UCI_Elo 1350, 100 games.")
+    value_quality = Figure(allow_null=True, help_text="Its value against Stockfish's win probability.")
+
+
+class NetworkDetail(NetworkBrief):
+    preset = serializers.CharField(allow_blank=True)
+    kind = serializers.CharField(help_text="checkpoint or material.")
+    parameters = serializers.IntegerField()
+    size_bytes = serializers.IntegerField()
+    offered = serializers.BooleanField(help_text="Whether a job may use it now.")
+    status = serializers.CharField(help_text="checking, ready or rejected.")
+    default = serializers.BooleanField(help_text="The site's default network (docs/site.md says the rule).")
+    very_weak = serializers.BooleanField(help_text="Under 5% of the puzzles or more than 700 Elo below Stockfish 1350.")
+    headline = serializers.CharField(help_text="What the home dropdown shows of its strength.")
+    value_sanity = serializers.CharField(help_text="passed, failed, unverified or not a network.")
+    figures = Figures(help_text="Read from its model card's metrics.")
+    head_atlas = serializers.URLField(allow_null=True)
+
+
+class NetworkList(serializers.Serializer):
+    networks = NetworkDetail(many=True)
+    default_rule = serializers.CharField()
+
+
 class JobState(serializers.Serializer):
     id = serializers.UUIDField()
+    network = NetworkBrief(help_text="The network that analyses the job.")
     nodes = Node(many=True)
     job = JobStatus()
     results = serializers.DictField(child=serializers.DictField(),
-                                    help_text="By node id: its eval, search and judgement, as far as known.")
+                                    help_text="By node id, White's view: its eval, search and engine values; "
+                                              "judgement (the engine's where it valued the move, source "
+                                              "\"engine\", else the network's) and network_judgement.")
+    review = serializers.DictField(help_text="engine: accuracy %, average centipawn loss and counts of "
+                                             "inaccuracies, mistakes and blunders per player, from the engine "
+                                             "(lichess's formulas), or null; network_marks: the network's own marks "
+                                             "per player.")
+    disagreements = serializers.ListField(child=serializers.DictField(),
+                                          help_text="Positions both valued, largest gap first: the network's "
+                                                    "and the engine's expected score for White, the policy's "
+                                                    "top move and the engine's best.")
 
 
 class Score(serializers.Serializer):
@@ -159,6 +218,7 @@ class Pending(serializers.Serializer):
 class Index(serializers.Serializer):
     schema = serializers.URLField(help_text="This API's OpenAPI 3 schema (YAML; ?format=json for JSON).")
     submit = serializers.URLField(help_text="Where to POST a game.")
+    networks = serializers.URLField(help_text="The networks, with their measured figures.")
 
 
 def error(description: str) -> OpenApiResponse:

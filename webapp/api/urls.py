@@ -8,6 +8,7 @@ from webapp.api import views
 urlpatterns = [
     path("", views.ApiIndex.as_view(), name="api_index"),
     path("schema/", SpectacularAPIView.as_view(), name="api_schema"),
+    path("networks/", views.NetworkList.as_view(), name="api_networks"),
     path("jobs/", views.SubmitJob.as_view(), name="api_submit"),
     path("jobs/<str:job_id>/", views.JobState.as_view(), name="job_state"),
     path("jobs/<str:job_id>/nodes/<int:node_id>/", views.PositionDetail.as_view(), name="api_position"),

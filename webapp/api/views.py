@@ -27,8 +27,11 @@ from webapp.analyses.jobs import BrokerUnavailable, create_job, get_job_or_404
 from webapp.analyses.ownership import remember_owner
 from webapp.analyses.results import job_results
 from webapp.api import schema
+from webapp.networks.figures import DEFAULT_RULE
+from webapp.networks.models import Network
+from webapp.networks.summary import network_json
 
-SUBMIT_FIELDS = ("pgn", "fen", "network", "search", "budget", "game_index")
+SUBMIT_FIELDS = ("pgn", "fen", "network", "search", "budget", "game_index", "engine_nodes")
 
 
 class ApiIndex(APIView):
@@ -41,7 +44,22 @@ class ApiIndex(APIView):
                    responses={200: schema.Index})
     def get(self, request):
         return Response({"schema": request.build_absolute_uri(reverse("api_schema")),
-                         "submit": request.build_absolute_uri(reverse("api_submit"))})
+                         "submit": request.build_absolute_uri(reverse("api_submit")),
+                         "networks": request.build_absolute_uri(reverse("api_networks"))})
+
+
+class NetworkList(APIView):
+    """GET /api/networks/: every registered network with its card's figures (the /networks/ page)."""
+
+    authentication_classes: list = []
+    permission_classes: list = []
+
+    @extend_schema(operation_id="list_networks", description="Every registered network: what it is, whether a job "
+                   "may use it, its measured figures (from its model card) and the rule that picks the default.",
+                   responses={200: schema.NetworkList})
+    def get(self, request):
+        return Response({"networks": [network_json(n, request.build_absolute_uri) for n in Network.objects.all()],
+                         "default_rule": DEFAULT_RULE})
 
 
 class SubmitJob(APIView):
@@ -55,7 +73,7 @@ class SubmitJob(APIView):
                     "form data or multipart. Needs a token (`Authorization: Token ...`) or a signed-in session "
                     "with its CSRF token. 201 with the job's links; a refused submission saves nothing.",
         responses={201: schema.JobLinks,
-                   400: schema.error("The input is refused (a bad game, FEN, network, search or budget; "
+                   400: schema.error("The input is refused (a bad game, FEN, network, search, budget or engine budget; "
                                      "malformed JSON); nothing is saved."),
                    401: schema.error("No credentials, or a token that is not valid."),
                    403: schema.error("A browser session without Django's CSRF token."),
@@ -71,7 +89,7 @@ class SubmitJob(APIView):
             return Response(_form_errors(form), status=form.status_code)
         try:
             job = create_job(form.tree, form.cleaned_data["network"], form.cleaned_data["search"],
-                             form.cleaned_data["budget"])
+                             form.cleaned_data["budget"], engine_nodes=form.cleaned_data["engine_nodes"])
         except BrokerUnavailable:
             return Response({"error": "The analysis queue is unavailable right now, so nothing was started. "
                                       "Please try again in a minute."}, status=503, headers={"Retry-After": "30"})
@@ -81,7 +99,7 @@ class SubmitJob(APIView):
 
 
 TEXT_FIELDS = ("pgn", "fen", "network", "search")
-NUMBER_FIELDS = ("budget", "game_index")
+NUMBER_FIELDS = ("budget", "game_index", "engine_nodes")
 
 
 def _json_type_errors(data) -> dict[str, list[str]]:
@@ -91,7 +109,7 @@ def _json_type_errors(data) -> dict[str, list[str]]:
         return {}
     if not isinstance(data, dict):
         return {"body": ["The JSON body must be an object of the submission's fields (pgn or fen, network, "
-                         "search, budget, game_index)."]}
+                         "search, budget, game_index, engine_nodes)."]}
     errors = {}
     for name in TEXT_FIELDS:
         if data.get(name) is not None and not isinstance(data[name], str):

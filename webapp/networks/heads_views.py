@@ -7,7 +7,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from analysis.heads import LABELS, show_me
+from analysis.heads import LABELS, pattern_table, show_me
 from analysis.heads.patterns import PATTERNS
 from analysis.positions import board_from_input
 from webapp.networks.atlas import atlas_rows, is_stale, ready_atlas, ready_importance, request_atlas, wants_atlas
@@ -95,4 +95,5 @@ def show_head(request: HttpRequest, name: str) -> JsonResponse:
         return JsonResponse({"label": label, "query": None, "squares": [],
                              "note": f"layer {l + 1} head {h + 1} follows none of the patterns"})
     shown = show_me(board, label)
-    return JsonResponse({"label": label, "query": shown.query, "squares": shown.squares, "note": shown.note})
+    return JsonResponse({"label": label, "query": shown.query, "squares": shown.squares, "note": shown.note,
+                         "patterns": pattern_table(board, label)})

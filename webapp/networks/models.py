@@ -12,6 +12,7 @@ from analysis.evaluator import Capabilities, MaterialEvaluator, key_digest
 from analysis.models import get_family, importer_for
 from analysis.models.family import ModelFamily
 from analysis.search_catalogue import DEFAULT_SEARCH, SEARCHES
+from webapp.networks.figures import Strength, strength
 from webapp.networks.value_sanity import ValueSanity, read_value_sanity
 
 
@@ -91,6 +92,18 @@ class Network(models.Model):
     def value_sanity(self) -> ValueSanity:
         """The value sanity suite's verdict from the checkpoint's metrics (flagged until passed)."""
         return read_value_sanity(self.metrics, is_network=self.kind == self.Kind.CHECKPOINT)
+
+    @property
+    def strength(self) -> Strength:
+        """Its measured figures (puzzles, STS, Elo vs Stockfish 1350), read from its metrics."""
+        return strength(self.metrics)
+
+    @property
+    def choice_label(self) -> str:
+        """The home dropdown's option: the label and the headline strength."""
+        if self.kind == self.Kind.MATERIAL:
+            return f"{self.display_label}: baseline, not a network"
+        return f"{self.display_label}: {self.strength.headline}"
 
     @property
     def caps(self) -> Capabilities:

@@ -22,6 +22,7 @@ from analysis.models.inference import TorchEvaluator
 from analysis.models import get_family, importer_for
 from analysis.checkpoint.probe import probe_network
 from webapp.networks.models import Network
+from webapp.networks.timing import FORWARD_KEY, time_forward
 from webapp.networks.value_sanity import METRICS_KEY, site_verdict
 
 log = logging.getLogger(__name__)
@@ -56,10 +57,11 @@ def inspect_checkpoint(path: Path) -> CheckpointFacts:
     family = get_family(meta.family)
     parameters = sum(p.numel() for p in model.parameters())
     metrics = {k: v for k, v in meta.metrics.items() if k != METRICS_KEY}
-    verdict = site_verdict(TorchEvaluator(model, device="cpu", name=str(path), trained=meta.trained,
-                                          encoding=meta.input_encoding))
+    evaluator = TorchEvaluator(model, device="cpu", name=str(path), trained=meta.trained, encoding=meta.input_encoding)
+    verdict = site_verdict(evaluator)
     if verdict is not None:
         metrics[METRICS_KEY] = verdict
+    metrics[FORWARD_KEY] = time_forward(evaluator)
     return CheckpointFacts(
         checksum=file_sha256(path), size_bytes=path.stat().st_size, family=meta.family,
         preset=family.preset_name(meta.config), config=meta.config, input_encoding=meta.input_encoding,

@@ -8,6 +8,7 @@ from pathlib import Path
 from django.conf import settings
 
 from analysis.models import DEFAULT_FAMILY, get_family
+from webapp.networks.figures import default_rank
 from webapp.networks.models import Network
 from webapp.networks.registry import ensure_material_network, register_checkpoint
 
@@ -39,18 +40,10 @@ def register_shipped(weights_dir: Path | None = None, var_dir: Path | None = Non
         Network.objects.filter(name=STAND_IN_NAME).update(active=False, is_default=False)
     else:
         shipped.append(_stand_in(var_dir))
-    candidates = trained or shipped
-    default = min(candidates, key=_preference)
+    default = min(trained or shipped, key=default_rank)  # figures.DEFAULT_RULE
     Network.objects.exclude(pk=default.pk).update(is_default=False)
     Network.objects.filter(pk=default.pk).update(is_default=True)
     return registered + shipped
-
-
-def _preference(network: Network) -> tuple[int, int]:
-    """Lower is preferred: a preset its family names in ``preferred_presets`` (by its place there)
-    before any other network (imported ones such as Maia's name none)."""
-    preferred = list(get_family(network.family).preferred_presets)
-    return (0, preferred.index(network.preset)) if network.preset in preferred else (1, 0)
 
 
 def _retire_if_replaced(path: Path) -> None:

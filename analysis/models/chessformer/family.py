@@ -28,6 +28,5 @@ FAMILY = ModelFamily(
     loss_weights=ChessformerLossWeights,
     losses=chessformer_losses,
     default_preset="cf-small",
-    preferred_presets=("cf-small", "cf-6m", "cf-tiny"),
     lens=lens,
 )

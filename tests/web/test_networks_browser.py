@@ -1,0 +1,101 @@
+"""The networks page in Chromium, at 1400 px and on a 390 px phone: reached from the home page, one row
+per registered network, the very weak one marked, nothing sticking out of the phone's screen."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.web.test_browser import browser, shot  # noqa: F401 - fixture: Chromium
+from tests.web.test_networks_page import shipped_rows
+from tests.web.test_phone import PHONE, assert_fits
+from webapp.networks.models import Network
+
+pytestmark = [pytest.mark.browser]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _orm_beside_playwright():
+    """Playwright's sync API runs an event loop in this thread; the ORM calls here (setup, the
+    database's flush at teardown) are plain synchronous ones, so Django's guard is lifted meanwhile."""
+    before = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    yield
+    if before is None:
+        del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
+    else:
+        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = before
+
+
+@pytest.fixture
+def site(live_server, transactional_db, material_network):
+    shipped_rows(["ag-cpu", "cb-cpu", "giraffe"])
+    return live_server.url
+
+
+def test_networks_page_from_home_at_desktop_and_phone_width(site, browser):  # noqa: F811
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(site + "/")
+    assert "VERY WEAK" in page.inner_text("#id_network option[value=cb-cpu]")
+    page.click("#compare-networks")
+    page.wait_for_url("**/networks/")
+    names = page.eval_on_selector_all(".networks-table tbody tr", "rs => rs.map(r => r.id.slice(4))")
+    assert sorted(names) == sorted(Network.objects.values_list("name", flat=True))
+    assert page.is_visible("#net-cb-cpu .badge-untrained:text('very weak')")
+    assert "default" in page.inner_text("#net-ag-cpu th")
+    assert page.inner_text("#net-ag-cpu td:nth-child(6)").startswith(Network.objects.get(name="ag-cpu").strength.elo.text)
+    shot(page, "networks-1400")
+    page.click("text=Networks")  # the header's link leads here too
+    page.wait_for_url("**/networks/")
+    phone = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True).new_page()
+    phone.goto(site + "/networks/")
+    assert_fits(phone)
+    shot(phone, "networks-390")
+    assert errors == []
+
+
+def test_a_multi_game_upload_is_picked_and_analysed(site, browser, tmp_path, monkeypatch):  # noqa: F811
+    from tests.web.conftest import OPERA_GAME
+    from webapp.analyses.models import AnalysisJob
+
+    monkeypatch.setattr("workers.dispatch.send_task", lambda *a, **k: None)  # no workers here: the job is queued
+    games = tmp_path / "two.pgn"
+    games.write_text(OPERA_GAME + '\n[White "Anna"]\n[Black "Bob"]\n[Result "0-1"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n')
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(site + "/")
+    page.select_option("#id_network", "material")
+    page.set_input_files("#id_pgn_file", str(games))
+    page.click("button[type=submit]")
+    page.wait_for_selector("#game-picker")
+    assert "2 games" in page.inner_text("#game-picker legend")
+    assert page.eval_on_selector("#game-picker legend", "e => !e.closest('.error, [role=alert]')")
+    assert 'White "Anna"' in page.input_value("#id_pgn")
+    shot(page, "multi-game-picker")
+    page.check("#game-picker input[value='1']")
+    page.click("button[type=submit]")
+    page.wait_for_url("**/jobs/**")
+    assert AnalysisJob.objects.get().headers["White"] == "Anna"
+
+
+# Whether a select is wide enough for each of its options' text (measured in its own font).
+FITS = """(sel) => { const ctx = document.createElement('canvas').getContext('2d'), s = getComputedStyle(sel);
+  ctx.font = `${s.fontWeight} ${s.fontSize} ${s.fontFamily}`;
+  const room = sel.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight) - 16;  // the arrow
+  return [...sel.options].filter((o) => ctx.measureText(o.text).width > room).map((o) => o.text); }"""
+
+
+def test_the_home_form_at_1400_px(site, browser):  # noqa: F811
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(site + "/")
+    assert page.eval_on_selector("#id_search", FITS) == []  # search names whole
+    page.select_option("#id_search", "value")
+    assert not page.is_visible("#id_budget") and page.is_visible("#budget-fixed")  # no empty disabled box
+    page.select_option("#id_search", "mcts")
+    assert page.is_visible("#id_budget") and not page.is_visible("#budget-fixed")
+    page.select_option("#id_network", "material")
+    page.wait_for_function("() => /per position/.test(document.getElementById('estimate').textContent)")
+    assert "no measurement yet" not in page.inner_text("#estimate")
+    shot(page, "home-1400")

@@ -1,0 +1,160 @@
+"""A network's measured strength, read from the figures its checkpoint carries (its card's tables).
+
+``analysis report`` writes each measurement into the file's metadata under a name that says what
+was run: ``puzzles_<agent>``, ``sts_<agent>``, ``match_<agent>_vs_sf1350``, ``value_quality``; the
+comparison rows a card quotes are stored as ``baseline_*`` and ``reference_*`` and are not this
+network's. The site shows these figures (the networks page, the home dropdown) and picks its
+default network from them (``default_rank``), so nothing about a network's strength is typed into a
+template or the code.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+# A network this weak is marked so wherever it is chosen: its best agent solves under 5% of the
+# puzzles (material-greedy, a one-ply material count, solves 8.0%: cf-small's card) or loses by
+# more than 700 Elo to Stockfish 1350 (material-greedy: -921).
+VERY_WEAK_PUZZLES = 0.05
+VERY_WEAK_ELO = -700.0
+
+_OWN = re.compile(r"^(puzzles|sts|match)_(.+)$")
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One figure: ``value`` for ranking, ``text`` for people, ``agent`` that produced it."""
+
+    value: float
+    text: str
+    agent: str
+
+
+@dataclass(frozen=True)
+class Strength:
+    puzzles: Measured | None = None
+    sts: Measured | None = None
+    elo: Measured | None = None
+    value_quality: Measured | None = None
+
+    @property
+    def measured(self) -> bool:
+        return any((self.puzzles, self.sts, self.elo))
+
+    @property
+    def very_weak(self) -> bool:
+        return ((self.puzzles is not None and self.puzzles.value < VERY_WEAK_PUZZLES)
+                or (self.elo is not None and self.elo.value < VERY_WEAK_ELO))
+
+    @property
+    def headline(self) -> str:
+        """The few words the home dropdown shows: Elo against Stockfish 1350 and puzzles solved."""
+        parts = []
+        if self.elo is not None:
+            parts.append(f"Elo {self.elo.value:+.0f} vs SF 1350")
+        if self.puzzles is not None:
+            parts.append(f"puzzles {100 * self.puzzles.value:.1f}%")
+        if not parts and self.sts is not None:
+            parts.append(f"STS {self.sts.text}")
+        text = ", ".join(parts) if parts else "strength not measured"
+        return f"VERY WEAK: {text}" if self.very_weak else text
+
+
+def strength(metrics: dict | None) -> Strength:
+    """This network's own best figure of each kind (over its agents) in ``metrics``."""
+    best: dict[str, Measured] = {}
+    for key, entry in (metrics or {}).items():
+        match = _OWN.match(key)
+        if not match or not isinstance(entry, dict):
+            continue
+        kind = match.group(1)
+        figure = _READERS[kind](entry)
+        if figure is not None and (kind not in best or figure.value > best[kind].value):
+            best[kind] = figure
+    return Strength(best.get("puzzles"), best.get("sts"), best.get("match"),
+                    _value_quality((metrics or {}).get("value_quality")))
+
+
+def _number(entry: dict, key: str) -> float | None:
+    value = entry.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _puzzles(entry: dict) -> Measured | None:
+    solved, total = _number(entry, "solved"), _number(entry, "total")
+    if solved is None or not total:
+        return None
+    return Measured(solved / total, f"{100 * solved / total:.1f}% ({solved:,.0f} of {total:,.0f})",
+                    str(entry.get("agent", "")))
+
+
+def _sts(entry: dict) -> Measured | None:
+    """STS on the full suite, or scaled to 15,000 where a subset was run (``per_15000``)."""
+    score, maximum = _number(entry, "score"), _number(entry, "maximum")
+    per = _number(entry, "per_15000")
+    if maximum == 15000 and score is not None:
+        per = score
+    if per is None or (maximum is not None and maximum < 1500):  # a 30-position sample ranks nothing
+        return None
+    return Measured(per, f"{per:,.0f} of 15,000", str(entry.get("agent", "")))
+
+
+def _match(entry: dict) -> Measured | None:
+    """Only matches against Stockfish at UCI_Elo 1350, the one opponent every card shares."""
+    elo = _number(entry, "elo_diff")
+    if entry.get("b") != "stockfish-1350" or elo is None:
+        return None
+    record = f"+{entry.get('wins', 0)} ={entry.get('draws', 0)} -{entry.get('losses', 0)}"
+    ci = entry.get("ci95")
+    interval = (f" [{ci[0]:+.0f}, {ci[1]:+.0f}]" if isinstance(ci, list) and len(ci) == 2
+                and all(isinstance(x, (int, float)) for x in ci) else "")
+    return Measured(elo, f"{elo:+.0f}{interval} ({record})", str(entry.get("a", "")))
+
+
+def _value_quality(entry) -> Measured | None:
+    """MAE against Stockfish's win probability; lower is better, so ``value`` is its negative."""
+    overall = entry.get("overall") if isinstance(entry, dict) else None
+    if not isinstance(overall, dict) or _number(overall, "mae") is None:
+        return None
+    mae, ece, bias = (_number(overall, k) for k in ("mae", "ece", "side_to_move_bias"))
+    text = f"MAE {mae:.3f}" + (f", ECE {ece:.3f}" if ece is not None else "")
+    text += f", side-to-move bias {bias:+.3f}" if bias is not None else ""
+    return Measured(-mae, text, f"{entry.get('positions', '?')} test positions of {entry.get('data', '?')}")
+
+
+_READERS = {"puzzles": _puzzles, "sts": _sts, "match": _match}
+
+
+DEFAULT_RULE = ("The default network is, among the trained networks whose value passes the value sanity suite "
+                "(the eval graph rests on the value), the one with the best Elo against Stockfish 1350 on its "
+                "card; then the most puzzles solved; then the name. With no such network, the same order "
+                "over every trained network.")
+
+
+def default_rank(network) -> tuple:
+    """Sort key for ``DEFAULT_RULE`` (lower is preferred); ``network`` is a ``Network``."""
+    found = strength(network.metrics)
+    elo = found.elo.value if found.elo is not None else -math.inf
+    puzzles = found.puzzles.value if found.puzzles is not None else -math.inf
+    return (not network.trained, network.value_sanity.state != "passed", -elo, -puzzles, network.name)
+
+
+def card_lead(card: str, name: str) -> str:
+    """The card's lead paragraph (what the network is and is for): the first paragraph that is not a
+    heading, within the section headed with the network's name where the card covers several."""
+    blocks = [b.strip() for b in (card or "").split("\n\n") if b.strip()]
+    start = next((i + 1 for i, b in enumerate(blocks) if b.startswith("#") and b.lstrip("# ").startswith(name)
+                  and i > 0), 0)
+    return next((b for b in blocks[start:] if not b.startswith(("#", "-", "|", "```", "!["))), "")
+
+
+def sanity_counts(metrics: dict | None) -> tuple[int, int] | None:
+    """(passed, total) checks of the site's own value sanity run, None when it has none."""
+    checks = ((metrics or {}).get("value_sanity") or {}).get("checks")
+    if not isinstance(checks, list) or not checks:
+        return None
+    return sum(1 for c in checks if isinstance(c, dict) and c.get("passed") is True), len(checks)
