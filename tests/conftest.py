@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -70,3 +73,34 @@ def tiny_checkpoint(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("ckpt") / "cf-tiny.safetensors"
     save_checkpoint(path, model, trained=False, provenance={"source": "tests: random init, seed 0"})
     return path
+
+
+
+def pytest_unconfigure(config):
+    """python-chess runs each engine's event loop on a thread that is not a daemon and that waits for
+    the engine process's exit. When a child-reaping worker in this process collected that exit first,
+    the thread never learns of it and the process stays alive after the summary (CI would wait for its
+    limit). Tell such threads the engine has ended, and name the engines so the leak can be found."""
+    import gc
+    import warnings
+
+    import chess.engine
+
+    with warnings.catch_warnings():  # isinstance on every object touches deprecated module attributes
+        warnings.simplefilter("ignore")
+        engines = [o for o in gc.get_objects() if isinstance(o, chess.engine.SimpleEngine)]
+    for engine in engines:
+        returncode, loop = engine.protocol.returncode, engine.protocol.loop
+        if returncode.done() or loop.is_closed():
+            continue
+        print(f"note: an engine left open by the tests is ended: {engine.protocol.transport.get_pid()}",
+              file=sys.stderr)
+        try:
+            os.kill(engine.protocol.transport.get_pid(), signal.SIGKILL)
+        except OSError:
+            pass  # reaped already: the exit below is what the thread waits for
+        loop.call_soon_threadsafe(lambda f=returncode: f.done() or f.set_result(-signal.SIGKILL))
+        engine.close()
+    for thread in threading.enumerate():
+        if thread.name.startswith("SimpleEngine"):
+            thread.join(10)

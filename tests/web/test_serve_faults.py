@@ -148,9 +148,9 @@ def test_a_killed_worker_is_restarted_and_the_site_keeps_serving(site_folders):
 def test_ctrl_c_mid_job_then_the_next_serve_resumes_it(site_folders):
     serve = Serve(*site_folders)
     try:
-        # Depth 4: about a second a position even on a quiet machine (depth 3 finished all 17 in 3.5 s once
-        # quiescence generated captures directly), so Ctrl+C lands mid-job.
-        job_id = serve.submit(GAME, "alphabeta", 4)
+        # Depth 4 over 40 positions (the most the job bound allows at that depth): alpha-beta batches its
+        # leaf values in the worker as on the command line now, and 17 positions finished before Ctrl+C.
+        job_id = serve.submit(LONG_GAME, "alphabeta", 4)
         wait_for(lambda: serve.job(job_id)["searched"] >= 1, 120, lambda: serve.log)
     finally:
         assert serve.interrupt() == 0, serve.log[-4000:]
@@ -162,7 +162,7 @@ def test_ctrl_c_mid_job_then_the_next_serve_resumes_it(site_folders):
         wait_for(lambda: again.job(job_id)["status"] != "running", 300, lambda: again.log)
         job = again.job(job_id)
         assert job["status"] == "done", job
-        assert job["searched"] == job["total"] == 17
+        assert job["searched"] == job["total"] == 40
     finally:
         again.stop()
 
