@@ -82,13 +82,11 @@ def pytest_unconfigure(config):
     the thread never learns of it and the process stays alive after the summary (CI would wait for its
     limit). Tell such threads the engine has ended, and name the engines so the leak can be found."""
     import gc
-    import warnings
 
     import chess.engine
 
-    with warnings.catch_warnings():  # isinstance on every object touches deprecated module attributes
-        warnings.simplefilter("ignore")
-        engines = [o for o in gc.get_objects() if isinstance(o, chess.engine.SimpleEngine)]
+    # type(), not isinstance(): a dead weak proxy among the objects raises on any attribute read
+    engines = [o for o in gc.get_objects() if type(o) is chess.engine.SimpleEngine]
     for engine in engines:
         returncode, loop = engine.protocol.returncode, engine.protocol.loop
         if returncode.done() or loop.is_closed():
@@ -104,3 +102,4 @@ def pytest_unconfigure(config):
     for thread in threading.enumerate():
         if thread.name.startswith("SimpleEngine"):
             thread.join(10)
+
