@@ -18,8 +18,8 @@ from kombu import transport
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 
-# ``--pool threads`` and ``--pool solo`` get a cold shutdown that stops a running job
-# (Celery's own raise NotImplementedError there); see workers/shutdown.py.
+# ``--pool threads`` and ``--pool solo`` get a cold shutdown that stops a running job, where Celery's
+# own pools refuse one; see workers/shutdown.py.
 concurrency.ALIASES.update(threads="workers.shutdown:CooperativeThreadPool",
                            solo="workers.shutdown:CooperativeSoloPool")
 
