@@ -95,7 +95,11 @@ def test_drag_click_promote_and_pv_lines(live_site, browser):  # noqa: F811
     shot(page, "moves-01-dragged")
 
     drag(page, "e8", "e6")  # the king cannot go two squares forward
-    page.wait_for_function("document.getElementById('move-status').textContent.includes('The black king on e8 cannot move to e6')")
+    refused = "The black king on e8 cannot move to e6"
+    try:
+        page.wait_for_function("(words) => document.getElementById('move-status').textContent.includes(words)", arg=refused)
+    except Exception as error:  # say what the page showed instead
+        raise AssertionError((page.inner_text("#move-status"), current(page))) from error
     assert current(page)["id"] == 5
 
     # A PV move: hover previews its position, a click adds the line (or goes to it).

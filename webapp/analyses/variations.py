@@ -94,14 +94,15 @@ def _where(nodes: list[dict], node_id: int) -> str:
     return f"after {number}.{'..' if black else ''} {node['san']}"
 
 
-def extend_nodes(nodes: list[dict], parent: int, moves: list[str], network) -> tuple[int, list[dict]]:
-    """Follow ``moves`` from ``parent`` through existing children, appending the missing ones to
-    ``nodes`` (in place, parents' ``children`` too). Every move is checked before anything changes."""
+def plan_line(nodes: list[dict], parent: int, moves: list[str]) -> list[tuple]:
+    """Check every move of the line from ``parent``: (existing child or None, move, SAN, board
+    after) per move, or ``LineRefused`` in a player's words. Nodes are only ever appended, so a
+    line checked on an older copy of the tree is as legal in the newest."""
     if not 0 <= parent < len(nodes):
         raise LineRefused(f"This analysis has no position {parent}.", status=404)
     board = board_for(nodes, parent)
     plan, current, where = [], parent, _where(nodes, parent)
-    for uci in moves:  # every move is checked before the tree changes
+    for uci in moves:
         move = _move(board, uci, where)
         # the child already played from here, while the line follows the tree
         existing = None if current is None else next(
@@ -110,6 +111,13 @@ def extend_nodes(nodes: list[dict], parent: int, moves: list[str], network) -> t
         board.push(move)
         plan.append((existing, move, san, board.copy(stack=True)))
         current, where = existing, f"after {_numbered(board, san)}"
+    return plan
+
+
+def extend_nodes(nodes: list[dict], parent: int, moves: list[str], network) -> tuple[int, list[dict]]:
+    """Follow ``moves`` from ``parent`` through existing children, appending the missing ones to
+    ``nodes`` (in place, parents' ``children`` too). Every move is checked before anything changes."""
+    plan = plan_line(nodes, parent, moves)
     created: list[dict] = []
     last = parent
     for existing, move, san, after in plan:
@@ -130,6 +138,10 @@ def extend_nodes(nodes: list[dict], parent: int, moves: list[str], network) -> t
 def add_line(job: AnalysisJob, parent, moves) -> AddedLine:
     """Add the line to the job (or find it there) and have its new positions analysed."""
     parent, moves = parse_line(parent, moves)
+    # An illegal line is refused before the write lock, which a busy worker may hold for a while
+    # (a parent newer than this copy of the tree is checked under the lock only).
+    if 0 <= parent < len(job.nodes):
+        plan_line(job.nodes, parent, moves)
     with transaction.atomic():
         # Take the row's write lock first (SQLite locks on the first write, PostgreSQL on
         # SELECT ... FOR UPDATE): two lines added at once must not both append to the old list.
