@@ -2,6 +2,7 @@
 
     python bench/lc0_parity.py visits --nodes 200 --every 50 --games 15
     python bench/lc0_parity.py puzzles --nodes 200 --every 5 --who lc0     # or sightline, sightline-lc0-preset
+    python bench/lc0_parity.py puzzles --nodes 800 --every 1 --shard 3/10 --who lc0   # one tenth of them
 
 ``visits``: on positions from the Lichess puzzle file (the position the solver faces) and from the
 master games in ``../shared/data/pgn``, the root visit distribution of each Sightline preset is
@@ -107,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--csv", default=str(DATA / "puzzles/lichess_puzzles_1000.csv"))
     parser.add_argument("--nodes", type=int, default=200)
     parser.add_argument("--every", type=int, default=5, help="every K-th puzzle")
+    parser.add_argument("--shard", default="0/1", metavar="I/N",
+                        help="puzzles: the I-th of N interleaved parts of those (runs that fit beside other work)")
     parser.add_argument("--games", type=int, default=15, help="visits: positions from master games")
     parser.add_argument("--who", choices=(*SOLVERS, "lc0"), default="lc0", help="puzzles: who solves")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
@@ -124,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         with Lc0Engine(args.lc0_net, options={"SmartPruningFactor": 0}) as lc0:
             print(json.dumps({"nodes": args.nodes, **compare_visits(evaluator, lc0, boards, args.nodes)}))
         return 0
-    puzzles = load_puzzles(Path(args.csv))[::args.every]
+    index, parts = (int(n) for n in args.shard.split("/"))
+    puzzles = load_puzzles(Path(args.csv))[::args.every][index::parts]
     if args.who == "lc0":
         with Lc0Engine(args.lc0_net) as lc0:
             report = run_puzzles(puzzles, Lc0Agent(lc0, args.nodes).choose)
@@ -133,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
         changed = {k: getattr(overrides, k) for k in (item.split("=", 1)[0] for item in args.set)} if overrides else {}
         search = make_search("mcts", evaluator, SOLVERS[args.who](**changed))
         report = run_puzzles(puzzles, lambda b: search.run(b, Budget(nodes=args.nodes)).best_move)
-    print(json.dumps({"who": args.who, "set": args.set, "nodes": args.nodes, **report.to_json()}))
+    print(json.dumps({"who": args.who, "set": args.set, "nodes": args.nodes, "every": args.every,
+                      "shard": args.shard, **report.to_json()}))
     return 0
 
 
