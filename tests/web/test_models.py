@@ -38,6 +38,16 @@ def test_registration_is_idempotent_per_checksum(tiny_network, tiny_checkpoint):
     assert again.pk == tiny_network.pk and Network.objects.filter(kind="checkpoint").count() == 1
 
 
+def test_deleting_a_network_removes_its_file_once_committed(tiny_network, django_capture_on_commit_callbacks):
+    path = Path(tiny_network.file.path)
+    with django_capture_on_commit_callbacks(execute=False) as pending:
+        tiny_network.delete()
+    assert path.is_file()  # not before the delete is committed
+    for callback in pending:
+        callback()
+    assert not path.exists()
+
+
 def test_material_baseline_is_not_called_untrained(material_network):
     assert not material_network.is_untrained and not material_network.caps.policy
 

@@ -5,3 +5,6 @@ class NetworksConfig(AppConfig):
     name = "webapp.networks"
     label = "networks"
     verbose_name = "Networks"
+
+    def ready(self) -> None:
+        from webapp.networks import signals  # noqa: F401 - connects the file clean-up
