@@ -197,3 +197,15 @@ def test_attaching_metrics_keeps_float16_weights_as_stored(tmp_path):
     assert meta.metrics["puzzles_policy"]["solved"] == 1 and meta.provenance["storage"] == "float16"
     with pytest.raises(CheckpointError):
         attach_metrics(require_shared_data(SE), {"x": {}})  # a .pb.gz is not rewritten
+
+
+def test_a_dense_embedding_without_its_ffn_is_refused(tmp_path):
+    """lc0 runs the dense embedding's FFN for every PE_DENSE net: one without it would run differently here."""
+    from analysis.models.lc0.config import AttentionConfig
+    from tests.lc0_random_nets import write_net
+
+    shape = dict(encoders=1, embed=32, heads=4, d_model=32, ffn=48, embedding="pe_dense", dense_features=4,
+                 policy_embed=16, policy_dim=16, value_channels=4, value_hidden=8)
+    assert load_lc0(write_net(tmp_path / "with.pb.gz", AttentionConfig(**shape, embedding_ffn=48))) is not None
+    with pytest.raises(CheckpointError, match="without its FFN"):
+        load_lc0(write_net(tmp_path / "without.pb.gz", AttentionConfig(**shape, embedding_ffn=0)))

@@ -54,6 +54,9 @@ def attention_config(net: Lc0File) -> AttentionConfig:
                               "attention body (only POLICY_ATTENTION is known)")
     if len(w.residual):
         raise CheckpointError("unsupported net format: hybrid nets (residual blocks before the encoders)")
+    if fmt.input_embedding == 2 and not w.HasField("ip_emb_ffn"):
+        raise CheckpointError("unsupported net: a dense input embedding (INPUT_EMBEDDING_PE_DENSE) without its FFN "
+                              "(field ip_emb_ffn), which lc0 runs for every such net")
     E, enc0 = size(w, "ip_emb_b", ""), w.encoder[0]
     default = "mish" if fmt.default_activation == 1 else "relu"
     shared = net.format.network == 7 and present(w.policy_heads, "ip_pol_w")
