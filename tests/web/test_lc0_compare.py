@@ -101,6 +101,8 @@ def test_lc0_and_sightline_search_the_same_position_with_the_same_nodes(client, 
     (0, "?nodes=5", 400, "nodes must be"),
     (0, "?nodes=5001", 400, "nodes must be"),
     (0, "?nodes=-20", 400, "nodes must be"),
+    (0, "?nodes=" + "9" * 5000, 400, "nodes must be"),
+    (0, "?nodes=%C2%B2", 400, "nodes must be"),  # a superscript two is a digit to str.isdigit, not to int()
 ])
 def test_bad_requests_are_refused_before_anything_is_stored(client, job, sent, node, query, status, words):
     response = client.get(url(job, node, query))
@@ -122,6 +124,33 @@ def test_only_networks_lc0_runs_offer_it(client, tiny_network, material_network,
     assert response.status_code == 400 and "game is over" in response.json()["error"]
     assert lc0_requests.default_nodes(mated) == lc0_requests.NODES_DEFAULT  # policy has no nodes
     assert not sent and not Lc0Comparison.objects.exists()
+
+
+def test_an_lc0_attention_net_says_why_lc0_cannot_run_it(client, job, sent):
+    from webapp.networks.models import Network
+
+    job.network = Network(name="bt-test", kind=Network.Kind.CHECKPOINT, family="lc0-attention")
+    settings = lc0_requests.panel_settings(job)
+    assert not settings["runs"] and "attention network" in settings["reason"]
+    with pytest.raises(lc0_requests.CompareRefused, match="attention network"):
+        lc0_requests._checked(job, 0, None)
+
+
+def test_at_most_a_few_are_queued_per_network_and_a_lost_one_is_queued_again(client, job, sent, monkeypatch):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    monkeypatch.setattr(lc0_requests, "lc0_path", lambda: "/usr/bin/lc0")
+    for node in range(lc0_requests.PENDING_PER_NETWORK):
+        assert client.get(url(job, node)).status_code == 202
+    refused = client.get(url(job, 5))
+    assert refused.status_code == 429 and "at most 3 are queued" in refused.json()["error"]
+    assert len(sent) == lc0_requests.PENDING_PER_NETWORK and Lc0Comparison.objects.count() == len(sent)
+    sent.clear()
+    Lc0Comparison.objects.filter(position_key=job.nodes[0]["key"]).update(
+        created_at=timezone.now() - timedelta(seconds=lc0_requests.PENDING_WINDOW_S + 1))
+    assert client.get(url(job, 0)).status_code == 202 and len(sent) == 1  # its worker was lost: queued again
 
 
 def test_without_lc0_the_button_says_how_to_get_it(client, job, sent, monkeypatch):
@@ -172,7 +201,6 @@ def test_a_hanging_or_crashing_lc0_is_unavailable_and_the_job_untouched(client, 
     assert process_gone(pidfile)  # the hung or crashed lc0 does not outlive its comparison
     assert AnalysisJob.objects.filter(pk=job.pk).values().get() == before
     assert client.get(f"/jobs/{job.id}/").status_code == 200
-    assert client.get(f"/jobs/{job.id}/deeper/").status_code == 405  # the rest of the panel's routes as before
 
 
 def test_a_broker_outage_is_a_503_and_leaves_nothing_pending(client, job, monkeypatch, broker_down):

@@ -77,8 +77,9 @@ def _checked(job, node_id: int, raw_nodes: str | None) -> tuple[chess.Board, int
     if not runs:
         raise CompareRefused(why or f"lc0's own search cannot run {job.network.name}: only Lc0 networks "
                                     "it can read are compared with lc0.")
-    nodes = default_nodes(job) if raw_nodes in (None, "") else raw_nodes
-    if not str(nodes).isdigit() or not NODES_MIN <= int(nodes) <= NODES_MAX:
+    nodes = str(default_nodes(job)) if raw_nodes in (None, "") else raw_nodes
+    # ASCII digits only ("²" is a digit to isdigit, not to int), and short (no 10,000-digit int()).
+    if not (nodes.isascii() and nodes.isdigit() and len(nodes) <= 6) or not NODES_MIN <= int(nodes) <= NODES_MAX:
         raise CompareRefused(f"nodes must be a whole number from {NODES_MIN} to {NODES_MAX}.")
     board = board_for(job.nodes, node_id)
     if board.is_game_over(claim_draw=False):
