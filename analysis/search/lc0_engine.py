@@ -74,7 +74,8 @@ class Lc0Engine:
         except (chess.engine.EngineError, chess.engine.EngineTerminatedError, OSError, TimeoutError) as exc:
             if self.engine is not None:
                 self.engine.close()  # started but would not take its options: end the process
-            why = str(exc) or (f"no answer within {timeout:g} s" if isinstance(exc, TimeoutError) else type(exc).__name__)
+            silent = f"no answer within {timeout:g} s" if isinstance(exc, TimeoutError) else type(exc).__name__
+            why = str(exc) or silent
             raise Lc0Unavailable(f"lc0 would not start with {Path(weights).name}: {why}") from None
 
     def search(self, board: chess.Board, nodes: int, *, new_game: bool = True,
