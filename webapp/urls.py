@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from webapp.analyses import explore, fork, sharing, views
+from webapp.analyses import explore, fork, lc0_requests, sharing, views
 from webapp.favicon import favicon
 from webapp.networks import heads_views
 from webapp.networks import views as network_views
@@ -15,6 +15,7 @@ urlpatterns = [
     path("jobs/<str:job_id>/moves/", views.job_moves, name="job_moves"),
     path("jobs/<str:job_id>/deeper/", views.job_deeper, name="job_deeper"),
     path("jobs/<str:job_id>/deeper/<int:deep_id>/stop/", views.job_deeper_stop, name="job_deeper_stop"),
+    path("jobs/<str:job_id>/nodes/<int:node_id>/lc0/", lc0_requests.compare, name="job_lc0"),
     path("jobs/<str:job_id>/share/", sharing.share, name="job_share"),
     path("jobs/<str:job_id>/fork/", fork.fork, name="job_fork"),
     path("jobs/<str:job_id>/export.pgn", sharing.pgn_export, name="job_pgn"),

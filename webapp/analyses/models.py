@@ -218,3 +218,30 @@ class LensResult(models.Model):
 
     def __str__(self) -> str:
         return f"lens {self.request.get('quantity')} {self.position_key[:12]} [{self.status}]"
+
+
+class Lc0Comparison(models.Model):
+    """"Compare with lc0" on one position: lc0's own search and Sightline's MCTS on the same network
+    and nodes, run by a worker (``sightline.compare_lc0``) and kept: the same network, position and
+    nodes are answered from here. ``data`` is ``webapp.analyses.lc0_runner.comparison_json`` (the side
+    to move's view); ``error`` says why lc0 (or the search) gave no answer."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        READY = "ready"
+        FAILED = "failed"
+
+    position_key = models.CharField(max_length=64)
+    network_checksum = models.CharField(max_length=64)
+    nodes = models.PositiveIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    data = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["position_key", "network_checksum", "nodes"],
+                                               name="unique_lc0_comparison")]
+
+    def __str__(self) -> str:
+        return f"lc0 comparison {self.position_key[:12]} {self.nodes} nodes [{self.status}]"

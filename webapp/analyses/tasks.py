@@ -14,8 +14,9 @@ from webapp.analyses.attention import encode_maps
 from webapp.analyses.deep_runner import run_deep_search
 from webapp.analyses.gameinput import board_for
 from webapp.analyses.keys import node_key
+from webapp.analyses.lc0_runner import run_comparison
 from webapp.analyses.lens import compute as compute_lens_answer
-from webapp.analyses.models import AnalysisJob, AttentionMap, DeepSearch, LensResult
+from webapp.analyses.models import AnalysisJob, AttentionMap, DeepSearch, Lc0Comparison, LensResult
 from webapp.analyses.publish import GroupPublisher
 from webapp.analyses.reaper import Reaper
 from webapp.analyses.runner import JobRun
@@ -85,6 +86,16 @@ def deep_search(deep_id: int) -> str:
     if deep is None:
         return "missing"
     return run_deep_search(deep_id, models.get(deep.job.network), GroupPublisher(deep.job_id))
+
+
+@shared_task(name="sightline.compare_lc0", acks_late=True)
+def compare_lc0(job_id: str, node_id: int, entry_id: int) -> str:
+    """'Compare with lc0': lc0's own search and Sightline's MCTS on one node, same net and nodes."""
+    entry = Lc0Comparison.objects.filter(pk=entry_id).first()
+    job = AnalysisJob.objects.select_related("network").filter(pk=job_id).first()
+    if entry is None or job is None or entry.status != Lc0Comparison.Status.PENDING:
+        return "missing" if entry is None or job is None else entry.status
+    return run_comparison(entry, job.network, board_for(job.nodes, node_id), models.get(job.network))
 
 
 _reapers: dict[str, Reaper] = {}

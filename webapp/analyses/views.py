@@ -25,7 +25,7 @@ from webapp.analyses.judgements import legend as judgement_legend
 from webapp.analyses.judgements import short_legend
 from webapp.analyses.gameinput import board_for
 from webapp.analyses.keys import node_key
-from webapp.analyses import deeper
+from webapp.analyses import deeper, lc0_requests
 from webapp.analyses.messages import Nodes, job_snapshot
 from webapp.analyses import lens as lens_requests
 from webapp.analyses.messages import lens_for_white
@@ -123,12 +123,14 @@ def job_page(request: HttpRequest, job_id: str) -> HttpResponse:
                    if job.search in SEARCHES else ""},
         "estimate": estimate(job.network, job.search, job.budget).as_dict() if job.search in SEARCHES else None,
         "deeper": _deeper_settings(job),
+        "lc0": lc0_requests.panel_settings(job),
         "can_cancel": owns(request, job),
         "can_add_moves": owns(request, job),
         "win_percent_slope": WIN_PERCENT_SLOPE,  # the page's centipawn figures use the library's formula
         "urls": {"ws": f"/ws/jobs/{job.id}/", "state": reverse("job_state", args=[job.id]),
                  "nodes": f"/api/jobs/{job.id}/nodes/", "moves": reverse("job_moves", args=[job.id]),
                  "deeper": reverse("job_deeper", args=[job.id]), "board_svg": f"/jobs/{job.id}/nodes/",
+                 "lc0": f"/jobs/{job.id}/nodes/",  # + <node>/lc0/?nodes=N (webapp/analyses/lc0_requests.py)
                  "heads_show": reverse("head_show", args=[job.network.name]),
                  "atlas": reverse("head_atlas", args=[job.network.name])},
     }

@@ -46,5 +46,7 @@ def _family(name: str, config_type: type, build, presets: dict, default: str, **
 
 RESNET_FAMILY = _family(RESNET, ResNetConfig, Lc0ResNet, RESNET_PRESETS, "maia", lens=ResNetLens, no_attention_reason=(
     "lc0's classical networks are convolutional residual networks: they have no attention, "
-    "so there are no maps to show."))
-ATTENTION_FAMILY = _family(ATTENTION, AttentionConfig, Lc0Attention, ATTENTION_PRESETS, "bt-tiny", lens=AttentionLens)
+    "so there are no maps to show."), lc0_search=True)
+ATTENTION_FAMILY = _family(ATTENTION, AttentionConfig, Lc0Attention, ATTENTION_PRESETS, "bt-tiny", lens=AttentionLens,
+                           no_lc0_reason="Sightline writes only lc0's classical residual networks back in lc0's "
+                                         "format, so lc0's own search cannot be run on this attention network here.")
