@@ -113,13 +113,14 @@ export class SplitView {
 
   buildBoards() {
     this.boards = PARTS.map(([part, title]) => {
-      const fig = make("figure", { className: `att-split-part` }, this.maps);
+      const fig = make("figure", { className: "att-split-part" }, this.maps);
       fig.dataset.part = part;
       const holder = make("div", {}, fig);
       const board = new Board(holder, { coordinates: false, onSquareClick: (sq) => this.ex.setQuery(sq) });
       board.setFlipped(this.ex.game.flipped);
       board.setPieceOpacity(0.45);
       board.svg.addEventListener("mousemove", (e) => this.hoverSquare(part, board._squareAt(e)));
+      board.svg.addEventListener("mouseleave", () => this.hoverSquare(part, null));
       const legend = make("div", { className: "legend" }, fig);
       const low = make("span", {}, legend), bar = make("span", { className: "legend-bar" }, legend), high = make("span", {}, legend);
       bar.style.background = `linear-gradient(to right, ${[0, 0.25, 0.5, 0.75, 1].map(colour).join(",")})`;
