@@ -6,7 +6,9 @@
 // the canvas shows the selected head's whole 64 x 64 matrix. With a head atlas, the head picker
 // shows each head's label, and "show me" picks a query square that makes the selected head's
 // pattern visible and outlines the pattern's squares (``?layer=&head=&showme=1`` does it on load).
+// "split" (split.js) adds the layer taken apart: content, position term and final map side by side.
 import { Board, squareIndex, squareName } from "./board.js";
+import { SplitView } from "./split.js";
 
 // Perceptually ordered colour stops (viridis-like), value in [0, 1].
 const STOPS = [[0, [68, 1, 84]], [0.25, [59, 82, 139]], [0.5, [33, 145, 140]], [0.75, [94, 201, 98]], [1, [253, 231, 37]]];
@@ -72,6 +74,7 @@ export class Explorer {
     this.pattern = []; // squares "show me" outlines
     this.sparse = page.network.attention_support === "moves";
     if (!page.network.has_attention) return;
+    this.split = new SplitView(this);
     this.showButton = document.getElementById("att-showme");
     this.showButton.addEventListener("click", () => this.showMe());
     this.layerSel.addEventListener("change", () => { this.layer = Number(this.layerSel.value); this.pattern = []; this.load(); });
@@ -98,6 +101,7 @@ export class Explorer {
     if (query && /^[a-h][1-8]$/.test(query)) { this.query = squareIndex(query); this._defaultQuery = false; }
     if (params.get("mode") === "col") { this.mode = "col"; document.querySelector('input[name="att-mode"][value="col"]').checked = true; }
     this.showOnLoad = params.get("showme") === "1";
+    if (params.get("split") === "1") this.split.setOn(true);
     queueMicrotask(() => this.game.showTab("explorer"));
   }
 
@@ -106,6 +110,7 @@ export class Explorer {
     const params = new URLSearchParams({ layer: this.layer, head: this.head });
     if (this.query !== null) params.set("query", squareName(this.query));
     if (this.mode === "col") params.set("mode", "col");
+    if (this.split?.on) params.set("split", "1");
     return params;
   }
 
@@ -193,7 +198,7 @@ export class Explorer {
       `${squareName(this.mode === "row" ? cell.q : cell.k)} the query`;
   }
 
-  setFlipped(f) { this.board?.setFlipped(f); this.minis.forEach((m) => m.setFlipped(f)); }
+  setFlipped(f) { this.board?.setFlipped(f); this.minis.forEach((m) => m.setFlipped(f)); this.split?.setFlipped(f); }
 
   onNodeChange(id) {
     if (!this.open) return;
@@ -216,6 +221,7 @@ export class Explorer {
 
   async load() {
     const id = this.node, layer = this.layer, key = `${id}:${layer}`;
+    this.split.load();
     if (this.cache.has(key)) {
       this.data = this.cache.get(key);
       this.fillSelectors(this.data.layers, this.data.heads);
@@ -286,8 +292,11 @@ export class Explorer {
   }
 
   // 64 values for one head (or the mean) in the current mode and query.
-  values(head) {
-    const { maps, heads } = this.data, q = this.query, out = new Float32Array(64);
+  values(head) { return this.valuesOf(this.data.maps, this.data.heads, head); }
+
+  // The same from any (heads, 64, 64) maps of the layer (the split's parts too).
+  valuesOf(maps, heads, head) {
+    const q = this.query, out = new Float32Array(64);
     const list = head === "mean" ? [...Array(heads).keys()] : [Number(head)];
     for (const h of list) {
       const base = h * 4096;
@@ -423,6 +432,7 @@ export class Explorer {
       this.paint(mini, vals, this.range(vals, shared));
       mini.svg.parentElement.parentElement.classList.toggle("selected", String(h) === String(this.head));
     });
+    this.split.draw();
   }
 
   // A clicked square becomes the query and stays so when the user steps through plies.

@@ -2,8 +2,9 @@
 queued, and what a worker computes for it with ``analysis.lens``.
 
 A request is one of ``lens`` (the logit lens: up to 4 chosen moves' curves and the top move per
-readout point), ``ablate`` (one unit scaled: the policy clean vs scaled, the score) and ``grid``
-(each head or unit removed in turn: a move's logit change). ``check_request`` turns the query into
+readout point), ``ablate`` (one unit scaled: the policy clean vs scaled, the score), ``grid``
+(each head or unit removed in turn: a move's logit change) and ``split`` (one layer's attention
+as content, position term and final map). ``check_request`` turns the query into
 its canonical form (the cache key's input) or raises ``LensError`` with the sentence the API
 answers with 400; the network's shape comes from ``describe``, so a refused request queues nothing.
 Answers are for the side to move; ``messages.lens_for_white`` turns them to White's view.
@@ -11,6 +12,7 @@ Answers are for the side to move; ``messages.lens_for_white`` turns them to Whit
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import math
@@ -20,7 +22,8 @@ import chess
 
 from analysis.lens import MAX_SCALE, LensError, LensUnavailable
 
-QUANTITIES = ("lens", "ablate", "grid")
+QUANTITIES = ("lens", "ablate", "grid", "split")
+SPLIT_PARTS = ("content", "position", "final")
 MAX_MOVES = 4
 # New lens computations one analysis may have queued and unfinished at a time (rows older than the
 # window no longer count, so one lost with its worker cannot block the analysis for good).
@@ -129,6 +132,12 @@ def check_request(quantity: str, query, board: chess.Board, described: dict) -> 
     if quantity == "grid":
         kind, _, _ = _unit(described, query, "policy")
         return {"quantity": "grid", "unit": kind, "move": _move(board, query.get("move") or "")}
+    if quantity == "split":
+        _, layers, _ = _unit(described, {"unit": "head"}, "split")
+        layer = _number(query, "layer", int, 0)
+        if not 0 <= layer < layers:
+            raise LensError(f"layer {layer} is out of range: the network has {layers} layers (0 to {layers - 1})")
+        return {"quantity": "split", "layer": layer}
     raise LensError(f"unknown lens quantity {quantity!r}; one of {', '.join(QUANTITIES)}")
 
 
@@ -168,6 +177,8 @@ def compute(adapter, board: chess.Board, request: dict) -> dict:
 
     if request["quantity"] == "lens":
         return _lens(core.logit_lens(adapter, board), request["moves"])
+    if request["quantity"] == "split":
+        return _split(adapter, board, request["layer"])
     if request["quantity"] == "ablate":
         a = core.ablate(adapter, board, request["unit"], request["layer"], request["index"], request["scale"])
         rows = a.policy_change()
@@ -177,6 +188,19 @@ def compute(adapter, board: chess.Board, request: dict) -> dict:
     return {"move": g.move, "unit": g.kind, "logit": _finite(g.logit), "exact": g.exact.tolist(),
             "score": None if g.score is None else _finite(g.score), "clean_logit": g.clean_logit,
             "clean_score": g.clean_score}
+
+
+def _split(adapter, board: chess.Board, layer: int) -> dict:
+    """One layer's attention apart: each part (heads, 64, 64) by real squares as base64 of
+    little-endian float16 (the position part is logits, not probabilities, so the attention
+    endpoint's per-row uint8 scaling does not fit it; float16 halves float32's size)."""
+    from analysis.lens import core
+
+    core.require(adapter, "split")
+    maps = adapter.attention_split(core.prepare(adapter, board), layer)
+    parts = {name: maps[name].detach().float().cpu().numpy() for name in SPLIT_PARTS}
+    encoded = {name: base64.b64encode(part.astype("<f2").tobytes()).decode("ascii") for name, part in parts.items()}
+    return {"layer": layer, "heads": int(parts["final"].shape[0]), "encoding": "f16", **encoded}
 
 
 def _finite(array) -> list:

@@ -209,6 +209,12 @@ class LensAnswer(serializers.Serializer):
     move = serializers.CharField(required=False)
     unit = serializers.CharField(required=False)
     clean_logit = serializers.FloatField(required=False)
+    layer = serializers.IntegerField(required=False, help_text="split: the layer taken apart.")
+    heads = serializers.IntegerField(required=False, help_text="split: heads in each part.")
+    encoding = serializers.CharField(required=False, help_text="split: f16, little-endian float16.")
+    content = serializers.CharField(required=False, help_text="split: base64 of heads x 64 x 64, softmax(QK^T / sqrt(D)).")
+    position = serializers.CharField(required=False, help_text="split: base64 of heads x 64 x 64, the position logits.")
+    final = serializers.CharField(required=False, help_text="split: base64 of heads x 64 x 64, the network's own map.")
 
 
 class Pending(serializers.Serializer):

@@ -17,4 +17,5 @@ urlpatterns = [
     path("jobs/<str:job_id>/nodes/<int:node_id>/lens/logit/", views.LogitLens.as_view(), name="lens_logit"),
     path("jobs/<str:job_id>/nodes/<int:node_id>/lens/ablate/", views.LensAblate.as_view(), name="lens_ablate"),
     path("jobs/<str:job_id>/nodes/<int:node_id>/lens/grid/", views.LensGrid.as_view(), name="lens_grid"),
+    path("jobs/<str:job_id>/nodes/<int:node_id>/lens/split/", views.LensSplit.as_view(), name="lens_split"),
 ]

@@ -252,3 +252,15 @@ class LensGrid(OpenRead):
                                OpenApiParameter("unit", str, description="head (default), mlp, ..."), RETRY])
     def get(self, request, job_id: str, node_id: int):
         return analyses_views.lens(request._request, job_id, node_id, "grid")
+
+
+class LensSplit(OpenRead):
+    @extend_schema(operation_id="read_lens_attention_split", responses=LENS_RESPONSES,
+                   description="One layer's attention taken apart, for networks whose attention logits have a position "
+                               "term (Chessformer relative_bias and Shaw, Lc0 with smolgen): `content` softmax(QK^T / "
+                               "sqrt(D)) alone, `position` the logits the position term adds, `final` the network's own "
+                               "map; each heads x 64 x 64 by real squares (query row first, a1 = 0), base64 of "
+                               "little-endian float16. A network without the split is a 400 saying why.",
+                   parameters=[OpenApiParameter("layer", int, description="From 0; default 0."), RETRY])
+    def get(self, request, job_id: str, node_id: int):
+        return analyses_views.lens(request._request, job_id, node_id, "split")

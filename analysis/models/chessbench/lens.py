@@ -30,6 +30,8 @@ from analysis.models.chessbench.decoding import POLICY_TEMPERATURE, bin_centres,
 from analysis.models.lens import LensAdapter, Prepared, ReadOut, UnitKind, hooks, scale_units
 
 NO_WDL = "ChessBench's value bins predict a win probability, not its draw share, so there is no WDL"
+NO_SPLIT = ("ChessBench adds a learned position embedding to its tokens before Q and K, so its attention "
+            "logits are QK^T alone, with no separate position term to split off")
 
 
 class ChessBenchLens(LensAdapter):
@@ -45,7 +47,7 @@ class ChessBenchLens(LensAdapter):
             "head": UnitKind("head", config.layers, config.heads, "attention head"),
             "mlp": UnitKind("mlp", config.layers, config.widening * config.embed, "SwiGLU hidden unit"),
         }
-        self.unavailable = {"wdl": NO_WDL}
+        self.unavailable = {"wdl": NO_WDL, "split": NO_SPLIT}
         if config.head == STATE_VALUE:
             self.unavailable["policy"] = "a state-value ChessBench net predicts the position's value only, no policy"
         if config.head == BEHAVIOURAL_CLONING:

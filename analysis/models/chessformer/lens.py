@@ -13,10 +13,17 @@ reacts to the change as it would.
 Units: ``head`` (layers x heads): (A_h V_h [+ Shaw's value term]) W_O^(h), scaled in the
 concatenated heads entering the output projection; ``mlp`` (layers x ffn): Mish hidden unit n,
 whose write is h_n W_2[:, n], scaled where it enters the second linear.
+
+Attention split (capability ``split``): the logits are content plus position, so the map is
+softmax(q k^T / sqrt(D) + position): ``relative_bias`` adds one learned logit per head and
+displacement, ``shaw`` adds (q_i.a^K_ij + a^Q_ij.k_j + a^Q_ij.a^K_ij) / sqrt(D) (Shaw's value
+term a^V enters after the softmax, so it is no part of the map). An ``absolute`` net adds its
+position to the tokens before Q and K, so its logits hold no separate position term.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Mapping
 
 import chess
@@ -25,6 +32,9 @@ import torch
 import torch.nn.functional as F
 
 from analysis.models.lens import LensAdapter, Prepared, ReadOut, UnitKind, hooks, scale_units
+
+NO_SPLIT_ABSOLUTE = ("this Chessformer uses absolute positions: they are added to the tokens before Q and K, "
+                     "so its attention logits have no separate position term to split off")
 
 
 class ChessformerLens(LensAdapter):
@@ -40,7 +50,7 @@ class ChessformerLens(LensAdapter):
             "head": UnitKind("head", config.layers, config.heads, "attention head"),
             "mlp": UnitKind("mlp", config.layers, config.ffn, "MLP hidden unit (Mish)"),
         }
-        self.unavailable = {}
+        self.unavailable = {"split": NO_SPLIT_ABSOLUTE} if config.position == "absolute" else {}
 
     def prepare(self, board: chess.Board) -> Prepared:
         moves, indices = self.encoding.legal_moves(board)
@@ -99,6 +109,36 @@ class ChessformerLens(LensAdapter):
         weight = attention.out.weight.unflatten(1, (H, D))  # (E, H, D)
         writes = torch.einsum("bthd,ehd->hbte", heads, weight)  # (H, 1, T, E)
         return writes, attention.out.bias, seen["out"]
+
+    @torch.no_grad()
+    def attention_split(self, prepared, layer):
+        """``layer``'s maps (H, 64, 64) by real squares: "content" softmax(q k^T / sqrt(D)), "position"
+        the logits the position representation adds to it (scaled as in the forward), "final" the
+        softmax of their sum, which is the network's own map."""
+        if not self.has("split"):
+            raise ValueError(self.why_not("split"))
+        if not 0 <= layer < len(self.model.layers):
+            raise ValueError(f"layer {layer} is out of range: the network has {len(self.model.layers)} layers")
+        attention = self.model.layers[layer].attention
+        seen = []
+        handle = self.model.layers[layer].register_forward_pre_hook(lambda _m, args: seen.append(args[0]))
+        with hooks(handle):
+            self.model._forward(prepared.inputs, False)
+        x = seen[0]  # (1, T, E): the stream entering the layer
+        T, H, D = x.shape[1], attention.heads, attention.head_dim
+        q, k = (f(x).view(1, T, H, D).transpose(1, 2) for f in (attention.q, attention.k))
+        scale = 1.0 / math.sqrt(D)
+        content = (q @ k.transpose(-1, -2)) * scale  # (1, H, T, T), the mover's frame
+        if attention.position == "shaw":
+            position = attention._shaw_logit_terms(q, k) * scale
+        else:
+            position = attention.relative_bias[:, attention.rel].expand_as(content)
+        maps = {"content": content.softmax(-1), "position": position, "final": (content + position).softmax(-1)}
+        order = self.encoding.square_tokens(prepared.board)
+        if order is None:
+            return {name: m[0] for name, m in maps.items()}
+        rows = torch.as_tensor(order, device=x.device)
+        return {name: m[0][:, rows][:, :, rows] for name, m in maps.items()}
 
     def activations(self, prepared, kind, layer):
         """(B, 64, ffn): layer ``layer``'s Mish units where they enter W_2, on every real square (neurons)."""
