@@ -93,11 +93,11 @@ class GamePage {
     } finally { this.fetchingNodes = false; }
   }
 
-  mergeSnapshot(snap) {
+  mergeSnapshot(snap, engineArrivals = undefined) {
     if (snap.job) this.status = snap.job;
     if (snap.job && snap.job.total > this.nodes.length) this.fetchNodes();
     for (const [id, parts] of Object.entries(snap.results || {})) this.results.merge(Number(id), parts);
-    this.review.update(snap);
+    this.review.update(snap, engineArrivals);
   }
 
   // Why the page has no engine line (or why it stopped), in a sentence; "" while it is on.
@@ -128,8 +128,8 @@ class GamePage {
   // Channel layers deliver at most once: when the job ends, fill any gap from the database.
   async reconcile() {
     if (!this.results.incomplete(this.status.status === "done") && !this.review.stale) return;
-    const state = await fetchState(this.page.urls.state);
-    if (state) { this.mergeSnapshot(state); this.refreshAll(); }
+    const asked = this.review.arrivals, state = await fetchState(this.page.urls.state);
+    if (state) { this.mergeSnapshot(state, asked); this.refreshAll(); }
   }
 
   refreshAll() {

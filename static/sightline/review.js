@@ -26,13 +26,18 @@ export class GameReview {
     this.game = game;
     this.review = null; // {engine: figures per player or null, network_marks}
     this.swing = null; // the network's side-to-move bias (webapp/analyses/review.py network_swing)
-    this.stale = false; // engine values came after the figures shown
+    this.arrivals = 0; // engine values received, and how many the figures shown include
+    this.included = 0;
     this.timer = null;
   }
 
-  // The review parts of a snapshot or of the job's state.
-  update(snap) {
-    if ("review" in snap) { this.review = snap.review; this.stale = false; }
+  // Engine values came after the figures shown were made.
+  get stale() { return this.arrivals > this.included; }
+
+  // The review parts of a snapshot or of the job's state; ``arrivals``: the engine values received
+  // when it was asked for (a state fetched before the last value does not include it).
+  update(snap, arrivals = this.arrivals) {
+    if ("review" in snap) { this.review = snap.review; this.included = Math.max(this.included, arrivals); }
     if ("network_swing" in snap) this.swing = snap.network_swing;
     if ("disagreements" in snap) this.game.disagreements.update(snap.disagreements || []);
     this.render();
@@ -40,12 +45,12 @@ export class GameReview {
 
   // An engine value arrived: the figures shown are behind; fetch them again soon (not per value).
   engineArrived() {
-    this.stale = true;
+    this.arrivals += 1;
     if (this.timer) return;
     this.timer = setTimeout(async () => {
       this.timer = null;
-      const state = await fetchState(this.game.page.urls.state);
-      if (state) this.update(state);
+      const asked = this.arrivals, state = await fetchState(this.game.page.urls.state);
+      if (state) this.update(state, asked);
     }, REFRESH_MS);
   }
 
