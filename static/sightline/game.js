@@ -218,7 +218,8 @@ class GamePage {
 
   // ←/→ along the line, ↑/↓ between a move's alternatives, Home/End, f to flip.
   key(ev) {
-    if (ev.target.closest("input, select, textarea") || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    // A checkbox (the marks' or the graph's toggle) keeps the keys: they have no use for arrows.
+    if (ev.target.closest("input:not([type=checkbox]), select, textarea") || ev.ctrlKey || ev.metaKey || ev.altKey) return;
     const node = this.nodes[this.current];
     let target = null;
     switch (ev.key) {
