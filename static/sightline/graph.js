@@ -110,19 +110,24 @@ export class EvalGraph {
   }
 }
 
-// The judged moves at White's score after them: one trace per kind ("?!" inaccuracy, "?" mistake,
+// The judged moves at White's score after them (by the values that judged them): one trace per kind ("?!" inaccuracy, "?" mistake,
 // "??" blunder), so the legend names each colour drawn; lichess's words only for the engine's marks.
 export function markTraces(game, ids) {
   const judged = ids.map((id) => [id, game.results.judgement(id, game.marksView)]).filter(([, j]) => j);
   return MARKS.map(([glyph, name, colour]) => {
     const mine = judged.filter(([, j]) => j.glyph === glyph);
     const network = game.marksView === "network" || (mine.length > 0 && !mine.some(([, j]) => j.source === "engine"));
-    return { x: mine.map(([id]) => game.nodes[id].ply), y: mine.map(([id]) => game.results.score(id)),
+    return { x: mine.map(([id]) => game.nodes[id].ply), y: mine.map(([id, j]) => markHeight(game.results, id, j)),
       customdata: mine.map(([id]) => id), text: mine.map(([id]) => `${moveLabel(game.nodes[id], true)}${game.nodes[id].san}${glyph}`),
       mode: "markers", name: network ? `${glyph} network's opinion` : `${glyph} ${name}`,
       showlegend: mine.length > 0,
       marker: { size: 9, color: colour, line: { color: "#222", width: 1 } }, hovertemplate: "%{text}<extra></extra>" };
   });
+}
+
+// Where a mark sits: on the engine's line for the engine's mark, else on the network's (or search's).
+function markHeight(results, id, j) {
+  return (j.source === "engine" ? results.engineScore?.(id) : null) ?? results.score(id);
 }
 
 // The network's line smoothed over two plies: each point the mean of its value and the one before

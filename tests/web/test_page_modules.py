@@ -71,21 +71,21 @@ def legend_of_marks(glyphs: dict, source: str, view: str = "engine") -> list:
     return run_module(imports("graph.js", "markTraces") +
                       f"const game = {json.dumps(game)}, glyphs = {json.dumps(glyphs)}, source = {json.dumps(source)};"
                       "game.results = { judgement: (id, view) => glyphs[id] && view === game.marksView"
-                      " ? { glyph: glyphs[id], source } : null, score: () => 0.5 };"
+                      " ? { glyph: glyphs[id], source } : null, score: () => 0.5, engineScore: () => 0.25 };"
                       "const traces = markTraces(game, [0, 1, 2, 3, 4, 5]);"
-                      "console.log(JSON.stringify(traces.map((t) => [t.name, t.showlegend, t.marker.color, t.x])));")
+                      "console.log(JSON.stringify(traces.map((t) => [t.name, t.showlegend, t.marker.color, t.x, t.y])));")
 
 
 def test_the_legend_names_each_colour_of_mark_drawn():
     got = legend_of_marks({2: "?!", 4: "??"}, "engine")
-    assert got == [["?! inaccuracy", True, "#e6b800", [2]], ["? mistake", False, "#f28c28", []],
-                   ["?? blunder", True, "#d62728", [4]]]
+    assert got == [["?! inaccuracy", True, "#e6b800", [2], [0.25]], ["? mistake", False, "#f28c28", [], []],
+                   ["?? blunder", True, "#d62728", [4], [0.25]]]  # the engine's marks sit on the engine's line
 
 
 def test_the_networks_marks_are_never_named_in_lichesss_words():
     got = legend_of_marks({3: "?"}, "search", view="network")
     assert [name for name, *_ in got] == ["?! network's opinion", "? network's opinion", "?? network's opinion"]
-    assert got[1][3] == [3]
+    assert got[1][3] == [3] and got[1][4] == [0.5]  # the network's on the network's line
 
 
 @pytest.mark.parametrize("engine, outcome, text", [
