@@ -217,7 +217,7 @@ export class Board {
 
   setPieceOpacity(opacity) { this.pieceLayer.setAttribute("opacity", opacity); }
 
-  // arrows: [{from, to, width (0..1), colour, opacity}]
+  // arrows: [{from, to, width (0..1), colour, opacity, kind (a class: "engine")}]
   setArrows(arrows) {
     this._arrows = arrows;
     this.arrowLayer.replaceChildren();
@@ -235,7 +235,7 @@ export class Board {
         [x2, y2], [bx - px * hw, by - py * hw], [bx - px * w / 2, by - py * w / 2], [sx - px * w / 2, sy - py * w / 2],
       ];
       el("polygon", { points: pts.map((p) => p.map((v) => v.toFixed(1)).join(",")).join(" "),
-                      fill: a.colour || "#15781b", "fill-opacity": a.opacity ?? 0.75, class: "arrow",
+                      fill: a.colour || "#15781b", "fill-opacity": a.opacity ?? 0.75, class: a.kind ? `arrow ${a.kind}` : "arrow",
                       "data-move": squareName(a.from) + squareName(a.to) }, this.arrowLayer);
     }
   }

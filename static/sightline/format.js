@@ -1,6 +1,9 @@
 // How the game page writes numbers, moves and comments. Every value it is given is White's
 // (webapp/analyses/messages.py): nothing here turns a value round.
 
+// The reference engine's colour wherever it is drawn: its line in the graph, its best-move arrow.
+export const ENGINE_COLOUR = "#7c3aed";
+
 export const fmtPct = (p) => (100 * p).toFixed(p < 0.1 ? 1 : 0) + "%";
 export const fmtNum = (n) => (n >= 1e6 ? (n / 1e6).toFixed(1) + "M" : n >= 1e4 ? (n / 1e3).toFixed(0) + "k" : String(n));
 export const fmtPawns = (cp) => (cp > 0 ? "+" : cp < 0 ? "−" : "") +

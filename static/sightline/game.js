@@ -2,15 +2,18 @@
 // duplicates are harmless. It holds the game tree and the shown position; each part of the page
 // is a module of its own: the board play (play.js), the move list (moves.js), the position panel
 // (position.js), the deeper search (deeper.js), the eval graph (graph.js), the job status
-// (status.js), the attention explorer (explorer.js), the lens (lens.js) and the websocket (socket.js).
+// (status.js), the attention explorer (explorer.js), the lens (lens.js), the game review
+// (review.js), where the network and the engine disagree (disagreements.js) and the websocket (socket.js).
 import { Board } from "./board.js";
 import { Deeper } from "./deeper.js";
+import { Disagreements } from "./disagreements.js";
 import { Explorer } from "./explorer.js";
 import { Lens } from "./lens.js";
 import { EvalGraph } from "./graph.js";
 import { MoveList } from "./moves.js";
 import { MovePlayer } from "./play.js";
 import { PositionPanel } from "./position.js";
+import { GameReview } from "./review.js";
 import { fetchState } from "./requests.js";
 import { Results } from "./results.js";
 import { connect } from "./socket.js";
@@ -33,6 +36,7 @@ class GamePage {
     this.status = page.snapshot.job;
     this.current = 0;
     this.flipped = false;
+    this.marksView = "engine"; // the marks shown: "engine" (the engine's where it judged) or "network" (its own)
     this.messages = 0;
     this.findMainline();
     this.board = new Board(document.getElementById("board"));
@@ -44,10 +48,13 @@ class GamePage {
     this.statusBar = new JobStatus(this);
     this.explorer = new Explorer(page, this);
     this.lens = new Lens(page, this);
+    this.disagreements = new Disagreements(this);
+    this.review = new GameReview(this);
     this.mergeSnapshot(page.snapshot);
     const fromHash = parseInt(location.hash.slice(1), 10);
     this.moveList.render();
     this.go(Number.isInteger(fromHash) && this.nodes[fromHash] ? fromHash : 0);
+    this.renderMarksToggle();
     this.wire();
     connect(this);
     this.statusBar.render();
@@ -86,31 +93,60 @@ class GamePage {
     } finally { this.fetchingNodes = false; }
   }
 
-  mergeSnapshot(snap) {
+  mergeSnapshot(snap, engineArrivals = undefined) {
     if (snap.job) this.status = snap.job;
     if (snap.job && snap.job.total > this.nodes.length) this.fetchNodes();
     for (const [id, parts] of Object.entries(snap.results || {})) this.results.merge(Number(id), parts);
+    this.review.update(snap, engineArrivals);
+  }
+
+  // Why the page has no engine line (or why it stopped), in a sentence; "" while it is on.
+  engineNote() {
+    if (this.status.engine_note) return this.status.engine_note;
+    if (!this.status.engine_nodes) return "No engine line: this analysis was started without the reference engine (its budget was 0 nodes).";
+    return "";
+  }
+
+  // The marks shown on the moves, the graph and the panel: the engine's, or the network's own.
+  setMarksView(view) {
+    this.marksView = view;
+    const legend = document.getElementById("judgement-legend"), words = legend.dataset;
+    const engine = view === "engine" && this.results.hasEngine();
+    legend.textContent = engine ? words.engineShort : words.networkShort;
+    legend.title = engine ? words.engineLong : words.networkLong;
+    this.moveList.markAll(); this.renderPly(); this.graph.schedule();
+  }
+
+  // The toggle appears once the engine has valued something (before, the marks are the network's).
+  renderMarksToggle() {
+    const engine = this.results.hasEngine(), toggle = document.getElementById("marks-toggle");
+    if (toggle.hidden === !engine) return;
+    toggle.hidden = !engine;
+    this.setMarksView(this.marksView);
   }
 
   // Channel layers deliver at most once: when the job ends, fill any gap from the database.
   async reconcile() {
-    if (!this.results.incomplete(this.status.status === "done")) return;
-    const state = await fetchState(this.page.urls.state);
-    if (state) { this.mergeSnapshot(state); this.refreshAll(); }
+    if (!this.results.incomplete(this.status.status === "done") && !this.review.stale) return;
+    const asked = this.review.arrivals, state = await fetchState(this.page.urls.state);
+    if (state) { this.mergeSnapshot(state, asked); this.refreshAll(); }
   }
 
   refreshAll() {
     this.moveList.render(); this.renderPly(); this.statusBar.render(); this.graph.schedule(); this.player.settle();
+    this.renderMarksToggle(); this.review.render(); this.disagreements.render();
   }
 
   // ---- websocket messages (socket.js dispatches them here by kind) ---------------------
   onSnapshot(msg) { this.mergeSnapshot(msg); this.refreshAll(); }
 
-  // Evaluations, searches or judgements of some nodes: {node, eval | search | judgement} each.
+  // Evaluations, searches, judgements or engine values of some nodes: {node, eval | search |
+  // judgement | network_judgement | engine} each.
   onPlies(items) {
     for (const item of items) {
       if (!this.nodes[item.node]) { this.fetchNodes(); continue; }
       this.results.merge(item.node, item);
+      if (item.engine || item.judgement?.source === "engine") this.review.engineArrived();
       this.moveList.mark(item.node);
       for (const child of this.nodes[item.node].children) this.moveList.mark(child);
       if (item.node === this.current || this.nodes[this.current].parent === item.node) this.renderPly();
@@ -118,6 +154,7 @@ class GamePage {
     this.statusBar.render();
     this.graph.schedule();
     this.player.settle();
+    this.renderMarksToggle();
   }
 
   onProgress(msg) {
@@ -127,7 +164,9 @@ class GamePage {
   }
 
   onStatus(msg) {
+    const note = this.engineNote();
     this.status = msg;
+    if (this.engineNote() !== note) { this.review.render(); this.graph.schedule(); this.renderPly(); }
     if (msg.total > this.nodes.length) this.fetchNodes();
     this.statusBar.render();
     this.player.settle();
@@ -179,7 +218,8 @@ class GamePage {
 
   // ←/→ along the line, ↑/↓ between a move's alternatives, Home/End, f to flip.
   key(ev) {
-    if (ev.target.closest("input, select, textarea") || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    // A checkbox (the marks' or the graph's toggle) keeps the keys: they have no use for arrows.
+    if (ev.target.closest("input:not([type=checkbox]), select, textarea") || ev.ctrlKey || ev.metaKey || ev.altKey) return;
     const node = this.nodes[this.current];
     let target = null;
     switch (ev.key) {
@@ -240,6 +280,7 @@ class GamePage {
     click("nav-end", () => this.go(this.lineEnd(this.current)));
     click("nav-flip", () => this.flip());
     click("copy-fen", () => this.copyFen());
+    document.getElementById("marks-network").addEventListener("change", (ev) => this.setMarksView(ev.target.checked ? "network" : "engine"));
     click("tab-moves", () => this.showTab("moves"));
     click("network-open", () => this.showTab("network"));
     click("lens-open", () => this.showTab("lens"));

@@ -1,8 +1,10 @@
-// The eval graph under the board: White's expected score along the main line (the network's and
-// the search's), WDL bands when the network has a WDL head, and the judged moves as marks; a
-// click goes to that move. Plotly is an installed package's file (webapp/staticfinders.py),
+// The eval graph under the board: White's expected score along the main line (the network's, the
+// search's and the reference engine's), WDL bands when the network has a WDL head, and the judged
+// moves as marks (in the marks' view: the engine's or the network's); a click goes to that move.
+// Where the network's value swings with the side to move, the graph says so and offers the
+// network's line smoothed over two plies. Plotly is an installed package's file (webapp/staticfinders.py),
 // loaded once the first ply is on screen: parsing it earlier held up the board.
-import { moveLabel } from "./format.js";
+import { ENGINE_COLOUR, moveLabel } from "./format.js";
 
 const MARKS = [["?!", "inaccuracy", "#e6b800"], ["?", "mistake", "#f28c28"], ["??", "blunder", "#d62728"]];
 const PLOTLY_WAIT_MS = 1500; // when no ply comes, the library is fetched anyway after this
@@ -17,6 +19,18 @@ export class EvalGraph {
     this.plotlyRequested = false;
     this.plotlyTimer = null;
     this.wired = false;
+    this.smooth = false; // the network's line smoothed over two plies (offered where it swings)
+    document.getElementById("graph-smooth")?.addEventListener("change", (ev) => { this.smooth = ev.target.checked; this.schedule(); });
+  }
+
+  // The words under the graph: why the engine's line is absent, and the network's swing.
+  renderNotes() {
+    const note = document.getElementById("engine-note"), text = this.game.engineNote();
+    note.hidden = !text;
+    note.textContent = text;
+    const swing = this.game.review.swing, box = document.getElementById("graph-swing");
+    box.hidden = !swing?.swings;
+    document.getElementById("graph-swing-text").textContent = swing?.swings ? swing.message : "";
   }
 
   schedule() {
@@ -35,6 +49,7 @@ export class EvalGraph {
   }
 
   draw() {
+    this.renderNotes();
     if (!window.Plotly) {
       if (this.game.results.firstPlyAt !== undefined) setTimeout(() => this.loadPlotly(), 0);
       else if (!this.plotlyTimer) this.plotlyTimer = setTimeout(() => this.loadPlotly(), PLOTLY_WAIT_MS);
@@ -57,10 +72,16 @@ export class EvalGraph {
         fillcolor: colour, hoverinfo: "skip", line: { width: 0 } });
       traces.push(band(0, "White wins", "rgba(240,240,235,0.95)"), band(1, "draw", "rgba(160,160,170,0.55)"), band(2, "Black wins", "rgba(60,60,70,0.55)"));
     }
-    const line = (source, name, colour, dash) => ({ x, y: ids.map((id) => results.score(id, source)), name, mode: "lines",
+    const line = (y, name, colour, dash) => ({ x, y, name, mode: "lines",
       line: { color: colour, width: 2, dash }, text, customdata: ids, hovertemplate: "%{text}: %{y:.1%}<extra>" + name + "</extra>", connectgaps: false });
-    traces.push(line("eval", "network", "#1f77b4", "solid"));
-    if (game.page.search.name !== "policy") traces.push(line("search", game.page.search.name, "#d62728", "dot"));
+    const network = ids.map((id) => results.score(id, "eval"));
+    traces.push(this.smooth ? line(smoothTwoPlies(network), "network, smoothed over two plies", "#1f77b4", "solid")
+      : line(network, "network", "#1f77b4", "solid"));
+    if (game.page.search.name !== "policy") traces.push(line(ids.map((id) => results.score(id, "search")), game.page.search.name, "#d62728", "dot"));
+    if (results.hasEngine()) {
+      traces.push(line(ids.map((id) => results.engineScore(id)), game.status.engine_name || "engine", ENGINE_COLOUR, "solid"));
+      traces[traces.length - 1].meta = "engine";
+    }
     traces.push(...markTraces(game, ids));
     return traces;
   }
@@ -89,17 +110,30 @@ export class EvalGraph {
   }
 }
 
-// The judged moves at White's score after them: one trace per kind ("?!" inaccuracy, "?" mistake,
-// "??" blunder), so the legend names each colour drawn.
+// The judged moves at White's score after them (by the values that judged them): one trace per kind ("?!" inaccuracy, "?" mistake,
+// "??" blunder), so the legend names each colour drawn; lichess's words only for the engine's marks.
 export function markTraces(game, ids) {
-  const judged = ids.map((id) => [id, game.results.judgement(id)]).filter(([, j]) => j);
+  const judged = ids.map((id) => [id, game.results.judgement(id, game.marksView)]).filter(([, j]) => j);
   return MARKS.map(([glyph, name, colour]) => {
     const mine = judged.filter(([, j]) => j.glyph === glyph);
-    return { x: mine.map(([id]) => game.nodes[id].ply), y: mine.map(([id]) => game.results.score(id)),
+    const network = game.marksView === "network" || (mine.length > 0 && !mine.some(([, j]) => j.source === "engine"));
+    return { x: mine.map(([id]) => game.nodes[id].ply), y: mine.map(([id, j]) => markHeight(game.results, id, j)),
       customdata: mine.map(([id]) => id), text: mine.map(([id]) => `${moveLabel(game.nodes[id], true)}${game.nodes[id].san}${glyph}`),
-      mode: "markers", name: `${glyph} ${name}`, showlegend: mine.length > 0,
+      mode: "markers", name: network ? `${glyph} network's opinion` : `${glyph} ${name}`,
+      showlegend: mine.length > 0,
       marker: { size: 9, color: colour, line: { color: "#222", width: 1 } }, hovertemplate: "%{text}<extra></extra>" };
   });
+}
+
+// Where a mark sits: on the engine's line for the engine's mark, else on the network's (or search's).
+function markHeight(results, id, j) {
+  return (j.source === "engine" ? results.engineScore?.(id) : null) ?? results.score(id);
+}
+
+// The network's line smoothed over two plies: each point the mean of its value and the one before
+// (a value that favours the side to move swings every ply; the mean of two plies cancels the bias).
+export function smoothTwoPlies(values) {
+  return values.map((v, i) => (v == null ? null : i === 0 || values[i - 1] == null ? v : (v + values[i - 1]) / 2));
 }
 
 // The x axis in whole plies: ticks on plies only (a lone position's axis was 9.6 ... 10.4).

@@ -1,5 +1,6 @@
 // The move list: the game's main line with its variations in parentheses, PGN comments and NAGs,
-// each move marked with its judgement ("?!", "?", "??") once the worker has made it.
+// each move marked with its judgement ("?!", "?", "??") once the worker has made it: the reference
+// engine's by default, the network's own with the "network's opinion" toggle (game.marksView).
 import { commentText, moveLabel, nagText } from "./format.js";
 
 const BOUND_WORDS = { upper: " at most", lower: " at least" };
@@ -11,12 +12,24 @@ function commentSpan(text, extra = "") {
   return span;
 }
 
+// A mark's words. lichess's ("blunder") only for the engine's mark; the network's mark is its opinion.
+export function markWords(j, networkName) {
+  if (!j?.glyph) return "";
+  return j.source === "engine" ? `${j.glyph} ${j.name}` : `${j.glyph} ${networkName}'s opinion`;
+}
+
 // The tooltip of a judged move. Both scores are White's, valued in the position before the move.
-export function judgementTitle(j, node, searchName) {
+export function judgementTitle(j, node, searchName, networkName = "the network") {
   if (!j) return "not judged yet";
+  if (j.source === "engine") {
+    const verdict = j.glyph ? `${j.glyph} ${j.name[0].toUpperCase()}${j.name.slice(1)}. ${j.reason ? `${j.reason}. ` : ""}` : "";
+    return verdict + (j.played === j.best || !j.best_san ? `${node.san}: the engine's best move or as good`
+      : `${j.best_san} was best (${(100 * j.best_score).toFixed(1)}% vs ${(100 * j.played_score).toFixed(1)}% after ${node.san}, White's win %)`) +
+      "; the reference engine's values, lichess's thresholds";
+  }
   const by = j.source === "search" ? `${searchName}'s root statistics` : "the network (both successors in one batch)";
   const played = `${node.san} ${(100 * j.played_score).toFixed(1)}%${BOUND_WORDS[j.bound] || ""}`;
-  return (j.glyph ? `${j.glyph} ${j.name}: ` : "") + (j.played === j.best ? `${node.san} is the best move`
+  return (j.glyph ? `${j.glyph} ${networkName}'s opinion: ` : "") + (j.played === j.best ? `${node.san} is the best move`
     : `${played} vs ${j.best_san} ${(100 * j.best_score).toFixed(1)}% (best), expected scores for White`) +
     `; valued by ${by} before the move`;
 }
@@ -74,10 +87,11 @@ export class MoveList {
   mark(id) {
     const el = this.box.querySelector(`.move[data-node="${id}"]`);
     if (!el) return;
-    const results = this.game.results, j = results.judgement(id);
-    el.classList.remove("blunder", "mistake", "inaccuracy");
+    const game = this.game, results = game.results, view = game.marksView, j = results.judgement(id, view);
+    el.classList.remove("blunder", "mistake", "inaccuracy", "by-engine", "by-network");
     el.querySelector(".glyph").textContent = j ? j.glyph : "";
-    el.title = judgementTitle(results.get(id)?.judgement, this.game.nodes[id], this.game.page.search.name);
+    el.title = judgementTitle(results.judgementData(id, view), game.nodes[id], game.page.search.name, game.page.network.name);
+    if (j) el.classList.add(j.source === "engine" ? "by-engine" : "by-network");
     if (j) el.classList.add(j.name);
     el.classList.toggle("pending", !results.has(id));
   }

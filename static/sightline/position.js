@@ -1,9 +1,10 @@
 // The position panel beside the board: the shown position's heading and judgement, eval bar and
-// WDL, the network's policy (bars and arrows), the search's best line and root moves, and the
-// running search's progress. Every value arrives as White's (webapp/analyses/messages.py).
+// WDL, the reference engine's figure and line, the network's policy (bars and arrows), the search's
+// best line and root moves, and the running search's progress. Every value arrives as White's (webapp/analyses/messages.py).
 import { squareIndex } from "./board.js";
-import { fmtNum, fmtPawns, fmtPct, mateInLine, moveLabel, nagText, scoreToCentipawns, whiteToMove } from "./format.js";
-import { judgementTitle } from "./moves.js";
+import { ENGINE_COLOUR, fmtNum, fmtPawns, fmtPct, mateInLine, moveLabel, nagText, scoreToCentipawns, whiteToMove } from "./format.js";
+import { judgementTitle, markWords } from "./moves.js";
+import { engineFigure } from "./results.js";
 
 const MAX_ARROWS = 5, ARROW_MIN = 0.04; // as webapp/analyses/boardsvg.py
 const POLICY_ROWS = 8, ROOT_ROWS = 8;
@@ -27,9 +28,10 @@ export class PositionPanel {
     this.renderHeading(id, node);
     this.renderEvalBar(id);
     this.renderWdl(id, node, r);
+    this.renderEngine(node, r.engine);
     const policy = r.eval?.policy || [];
     this.renderPolicy(node, r, policy);
-    this.renderArrows(policy, r.search);
+    this.renderArrows(policy, r.search, r.engine);
     this.renderSearch(r.search, node);
     this.renderProgress(id);
     this.game.deeper.render();
@@ -46,12 +48,12 @@ export class PositionPanel {
 
   // "12. Nf3?" and its judgement: the drop is the mover's loss, a size; the mover is named.
   renderHeading(id, node) {
-    const game = this.game, j = game.results.judgement(id);
+    const game = this.game, view = game.marksView, j = game.results.judgement(id, view);
     $("ply-title").textContent = node.parent === null ? game.page.root_label : `${moveLabel(node, true)}${node.san}${nagText(node.nags)}`;
     const el = $("ply-judgement");
     const mover = whiteToMove(node) ? "Black" : "White", atLeast = j && j.bound !== "exact" ? "at least " : "";
-    el.textContent = j ? `${j.glyph} ${j.name} (−${atLeast}${pct1(j.drop)} for ${mover})` : "";
-    el.title = node.parent === null ? "" : judgementTitle(game.results.get(id)?.judgement, node, game.page.search.name);
+    el.textContent = j ? `${markWords(j, game.page.network.name)} (−${atLeast}${pct1(j.drop)} for ${mover})` : "";
+    el.title = node.parent === null ? "" : judgementTitle(game.results.judgementData(id, view), node, game.page.search.name, game.page.network.name);
     el.className = j ? `judgement ${j.name}` : "judgement";
   }
 
@@ -75,6 +77,26 @@ export class PositionPanel {
       : ws == null ? "waiting for the network…"
       : wdl ? `White wins ${fmtPct(wdl[0])} · draw ${fmtPct(wdl[1])} · Black wins ${fmtPct(wdl[2])} · expected score ${pct1(ws)} for White`
       : `expected score ${pct1(ws)} for White (no WDL head)`;
+  }
+
+  // The reference engine beside the network: its figure (pawns or a mate), White's win % (lichess's
+  // curve), its best move and its line (a click adds the line up to that move, as the search's PV).
+  renderEngine(node, e) {
+    const box = $("engine-info");
+    if (!box) return;
+    const note = this.game.engineNote();
+    box.hidden = !e && !note;
+    if (!e) { box.innerHTML = note ? `<span class="muted">${note}</span>` : ""; return; }
+    const figure = engineFigure(e, node.outcome), name = this.game.status.engine_name || "the engine";
+    const mate = e.mate ? ` (${e.mate > 0 ? "White" : "Black"} mates in ${Math.abs(e.mate)})` : "";
+    const line = (e.pv_san || []).map((san, i) =>
+      `<span class="pv-move" data-line="${e.pv.slice(0, i + 1).join(" ")}" title="click to add the line up to ${san}">${san}</span>`).join(" ");
+    box.innerHTML = `<div><span class="engine-key"></span><b class="engine-name">${name}</b> ` +
+      `<span id="engine-figure" class="engine-figure">${figure ?? "–"}</span>${mate} · ` +
+      `<span id="engine-win">${pct1(e.win / 100)}</span> for White <span class="muted small">(win %)</span>` +
+      (node.outcome ? "" : ` · best <span id="engine-best">${e.best_san || e.best || "–"}</span>`) + "</div>" +
+      (line ? `<div class="pv engine-pv"><b>line</b> ${line}</div>` : "") +
+      `<div class="muted small">${fmtNum(e.nodes || 0)} nodes${e.depth ? ` · depth ${e.depth}` : ""}</div>`;
   }
 
   // The likeliest moves as bars (a click plays one); with an action-value head, each move's
@@ -104,14 +126,19 @@ export class PositionPanel {
     return rank < 0 ? `played ${played.san}: not in policy` : `played ${played.san}: #${rank + 1} of ${policy.length}, ${fmtPct(policy[rank][1])}`;
   }
 
-  // Green arrows for the likeliest moves, a blue one for the search's best move.
-  renderArrows(policy, search) {
+  // Green arrows for the likeliest moves, a blue one for the search's best move, a purple one for
+  // the reference engine's.
+  renderArrows(policy, search, engine) {
     const arrows = policy.filter(([, p]) => p >= ARROW_MIN).slice(0, MAX_ARROWS).map(([uci, p]) => ({
       from: squareIndex(uci.slice(0, 2)), to: squareIndex(uci.slice(2, 4)), width: p, colour: "#15781b", opacity: 0.35 + 0.5 * p,
     }));
     if (search?.bestmove) {
       const b = search.bestmove;
       arrows.push({ from: squareIndex(b.slice(0, 2)), to: squareIndex(b.slice(2, 4)), width: 0.25, colour: "#1d4ed8", opacity: 0.8 });
+    }
+    if (engine?.best) {
+      const b = engine.best;
+      arrows.push({ from: squareIndex(b.slice(0, 2)), to: squareIndex(b.slice(2, 4)), width: 0.2, colour: ENGINE_COLOUR, opacity: 0.8, kind: "engine" });
     }
     this.game.board.setArrows(arrows);
   }

@@ -1,4 +1,5 @@
-// The analysis results the page holds, by node id: {eval, search, judgement}, merged from the
+// The analysis results the page holds, by node id: {eval, search, engine, judgement,
+// network_judgement}, merged from the
 // page's JSON and the websocket messages (duplicates are harmless). Every value is White's: the
 // server converts them (webapp/analyses/messages.py), and nothing here turns one round.
 import { fmtPawns, mateInLine, scoreToCentipawns, whiteToMove } from "./format.js";
@@ -6,6 +7,15 @@ import { fmtPawns, mateInLine, scoreToCentipawns, whiteToMove } from "./format.j
 // The rules' result where the game is over on the board: White's expected score and WDL.
 const RESULT_SCORE = { "1-0": 1, "0-1": 0, "1/2-1/2": 0.5 };
 const RESULT_WDL = { "1-0": [1, 0, 0], "0-1": [0, 0, 1], "1/2-1/2": [0, 1, 0] };
+
+// An engine value's figure: "#3" / "#-2" (White mates / Black mates), the result where the game is
+// over, else pawns from centipawns; null for no value. Every value is White's.
+export function engineFigure(engine, outcome = null) {
+  if (!engine) return null;
+  if (outcome) return outcome.result === "1/2-1/2" ? "½-½" : outcome.result;
+  if (engine.mate) return `#${engine.mate}`;
+  return engine.cp == null ? null : fmtPawns(engine.cp);
+}
 
 export class Results extends Map {
   constructor(nodes, slope) {
@@ -57,12 +67,34 @@ export class Results extends Map {
     return score == null ? null : fmtPawns(scoreToCentipawns(score, this.slope));
   }
 
-  // The stored judgement of the move that led to a node (both values from its parent position,
-  // see webapp/analyses/judgements.py): {glyph, name, drop, ...}; null until it marks the move.
-  judgement(id) {
-    const j = this.get(id)?.judgement;
+  // The reference engine's value of a node (Stockfish, webapp/analyses/engine_lane.py), White's:
+  // {cp, mate, score, win, best, best_san, pv, pv_san, depth, nodes}; null until it comes.
+  engine(id) { return this.get(id)?.engine ?? null; }
+
+  // White's expected score by the engine (lichess's win % / 100); null without an engine value.
+  engineScore(id) { return this.engine(id)?.score ?? null; }
+
+  // The engine's figure as people read it: "#3" / "#-2", the result where the game is over,
+  // else pawns from its centipawns ("+0.35"); null without an engine value.
+  engineText(id) { return engineFigure(this.engine(id), this.nodes[id].outcome); }
+
+  // The judgement of the move that led to a node, as the marks' view asks: "engine" (default) is
+  // the mark to show (the engine's where it valued the move, else the network's: see ``source``);
+  // "network" is always the network's own (webapp/analyses/messages.py). {glyph, name, drop, ...};
+  // null until it marks the move.
+  judgement(id, view = "engine") {
+    const r = this.get(id), j = view === "network" ? r?.network_judgement : r?.judgement;
     return j && j.glyph ? j : null;
   }
+
+  // The stored judgement whatever its verdict (a move judged good has no glyph), in the view asked.
+  judgementData(id, view = "engine") {
+    const r = this.get(id);
+    return (view === "network" ? r?.network_judgement : r?.judgement) ?? null;
+  }
+
+  // Whether any node has the engine's value (the page then offers the engine's line and marks).
+  hasEngine() { for (const r of this.values()) if (r.engine) return true; return false; }
 
   // Nodes whose results the finished job should have but this page has not seen.
   incomplete(finished) {

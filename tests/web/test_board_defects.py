@@ -68,10 +68,11 @@ def test_board_defects_on_a_game(live_server, transactional_db, material_network
     page.wait_for_function("() => document.querySelector('#eval-graph .legend .legendtext')")
     legend = " | ".join(page.eval_on_selector_all("#eval-graph .legend .legendtext", "ts => ts.map((t) => t.textContent)"))
     assert "mistakes" not in legend
+    judgements = page.evaluate("() => [...window.__sightline.results.values()].map((r) => r.judgement || null)")
     for glyph_text, name in (("?!", "inaccuracy"), ("?", "mistake"), ("??", "blunder")):
-        shown = any(j and j.get("glyph") == glyph_text for j in (page.evaluate(
-            "() => [...window.__sightline.results.values()].map((r) => r.judgement || null)")))
-        assert (f"{glyph_text} {name}" in legend) == shown, (legend, glyph_text)
+        sources = {j.get("source") for j in judgements if j and j.get("glyph") == glyph_text}
+        words = name if "engine" in sources else "network's opinion"  # lichess's words for the engine's marks only
+        assert (f"{glyph_text} {words}" in legend) == bool(sources), (legend, glyph_text)
 
     # A move added by the owner: "analysing" until its results are in, then the line goes.
     page.evaluate(f"window.__sightline.go({node_of(job, 'Bc4')})")

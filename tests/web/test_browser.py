@@ -142,7 +142,11 @@ def test_paste_watch_navigate_explore(live_site, browser):
     assert page.inner_text("#job-status") == "done"
     assert page.locator("#eval-graph .scatterlayer .trace").count() >= 2
     assert page.evaluate(MARKS_AND_WHITE_VIEW) == {"unbacked": [], "judged": 35, "not_white": []}
+    # The marks are the reference engine's by default; the network's own are under the toggle.
+    assert "the reference engine's" in page.inner_text("#judgement-legend")
+    page.check("#marks-network")
     assert "both valued by mcts" in page.inner_text("#judgement-legend")
+    page.uncheck("#marks-network")
     # The site ran the suite itself when it registered the untrained cf-tiny (CSS upper-cases badges).
     assert page.inner_text(".net-chip .badge-value") == "VALUE FAILS THE SANITY SUITE"
     shot(page, "03-game-done")

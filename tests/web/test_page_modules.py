@@ -65,14 +65,67 @@ def test_a_single_positions_graph_has_no_fractional_ply_axis():
     assert game["dtick"] == 1 and game["tick0"] == 0 and game["showticklabels"] is True
 
 
-def test_the_legend_names_each_colour_of_mark_drawn():
+def legend_of_marks(glyphs: dict, source: str, view: str = "engine") -> list:
     game = {"nodes": [{"id": i, "ply": i, "san": san, "parent": i - 1 if i else None, "fen": "x w"}
-                      for i, san in enumerate(["", "e4", "f6", "d4", "g5", "Qh5#"])]}
-    glyphs = {2: "?!", 4: "??"}
-    got = run_module(imports("graph.js", "markTraces") +
-                     f"const game = {json.dumps(game)}, glyphs = {json.dumps(glyphs)};"
-                     "game.results = { judgement: (id) => glyphs[id] ? { glyph: glyphs[id] } : null, score: () => 0.5 };"
-                     "const traces = markTraces(game, [0, 1, 2, 3, 4, 5]);"
-                     "console.log(JSON.stringify(traces.map((t) => [t.name, t.showlegend, t.marker.color, t.x])));")
-    assert got == [["?! inaccuracy", True, "#e6b800", [2]], ["? mistake", False, "#f28c28", []],
-                   ["?? blunder", True, "#d62728", [4]]]
+                      for i, san in enumerate(["", "e4", "f6", "d4", "g5", "Qh5#"])], "marksView": view}
+    return run_module(imports("graph.js", "markTraces") +
+                      f"const game = {json.dumps(game)}, glyphs = {json.dumps(glyphs)}, source = {json.dumps(source)};"
+                      "game.results = { judgement: (id, view) => glyphs[id] && view === game.marksView"
+                      " ? { glyph: glyphs[id], source } : null, score: () => 0.5, engineScore: () => 0.25 };"
+                      "const traces = markTraces(game, [0, 1, 2, 3, 4, 5]);"
+                      "console.log(JSON.stringify(traces.map((t) => [t.name, t.showlegend, t.marker.color, t.x, t.y])));")
+
+
+def test_the_legend_names_each_colour_of_mark_drawn():
+    got = legend_of_marks({2: "?!", 4: "??"}, "engine")
+    assert got == [["?! inaccuracy", True, "#e6b800", [2], [0.25]], ["? mistake", False, "#f28c28", [], []],
+                   ["?? blunder", True, "#d62728", [4], [0.25]]]  # the engine's marks sit on the engine's line
+
+
+def test_the_networks_marks_are_never_named_in_lichesss_words():
+    got = legend_of_marks({3: "?"}, "search", view="network")
+    assert [name for name, *_ in got] == ["?! network's opinion", "? network's opinion", "?? network's opinion"]
+    assert got[1][3] == [3] and got[1][4] == [0.5]  # the network's on the network's line
+
+
+@pytest.mark.parametrize("engine, outcome, text", [
+    ({"cp": 35, "mate": None}, None, "+0.35"),
+    ({"cp": -250, "mate": None}, None, "−2.5"),
+    ({"cp": None, "mate": 3}, None, "#3"),  # White mates in 3
+    ({"cp": None, "mate": -2}, None, "#-2"),  # Black mates in 2
+    ({"cp": None, "mate": 0}, {"result": "1-0"}, "1-0"),  # checkmate on the board: the result
+    (None, None, None),
+])
+def test_the_engines_figure_is_pawns_or_a_mate(engine, outcome, text):
+    call = f"engineFigure({json.dumps(engine)}, {json.dumps(outcome)})"
+    assert run_module(imports("results.js", "engineFigure") + f"console.log(JSON.stringify({call}));") == text
+
+
+def test_the_networks_line_smoothed_over_two_plies_cancels_a_side_to_move_bias():
+    # A network that adds 0.1 for the side to move: White's score swings 0.6, 0.4, 0.6, ... about 0.5.
+    got = run_module(imports("graph.js", "smoothTwoPlies") +
+                     "console.log(JSON.stringify(smoothTwoPlies([0.6, 0.4, 0.6, null, 0.4, 0.6])));")
+    assert got == [0.6, 0.5, 0.5, None, 0.4, 0.5]
+
+
+def test_disagreements_sort_by_gap_or_by_the_move_first():
+    items = [{"node": 1, "gap": 0.1, "same_move": False}, {"node": 2, "gap": 0.3, "same_move": True},
+             {"node": 3, "gap": 0.2, "same_move": False}]
+    got = run_module(imports("disagreements.js", "sortDisagreements") +
+                     f"const items = {json.dumps(items)};"
+                     "console.log(JSON.stringify([sortDisagreements(items, 'gap'), sortDisagreements(items, 'move')]"
+                     ".map((l) => l.map((d) => d.node))));")
+    assert got == [[2, 3, 1], [3, 1, 2]]
+
+
+def test_the_review_table_has_each_players_figures_and_the_networks_counts_its_glyphs():
+    player = lambda acc, acpl, i, m, b: {"accuracy": acc, "acpl": acpl, "inaccuracies": i, "mistakes": m,
+                                         "blunders": b, "moves": 10}  # noqa: E731
+    engine = {"white": player(91.2, 18, 1, 0, 0), "black": player(None, None, 0, 1, 2)}
+    got = run_module(imports("review.js", "reviewRows", "networkCounts") +
+                     f"console.log(JSON.stringify([reviewRows({json.dumps(engine)}),"
+                     " networkCounts({ inaccuracies: 3, mistakes: 1, blunders: 0 })]));")
+    rows, counts = got
+    assert rows == [["Accuracy", "91.2%", "–"], ["Average centipawn loss", "18", "–"], ["Inaccuracies", "1", "0"],
+                    ["Mistakes", "0", "1"], ["Blunders", "0", "2"]]
+    assert counts == "?! 3 · ? 1 · ?? 0"

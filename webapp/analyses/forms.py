@@ -13,6 +13,7 @@ from django.conf import settings
 
 from analysis.reference_engine import MAX_NODES as ENGINE_MAX_NODES
 from analysis.reference_engine import MIN_NODES as ENGINE_MIN_NODES
+from analysis.reference_engine import find_engine
 from webapp.analyses.gameinput import (
     MAX_INPUT_BYTES, MAX_PLIES, GameInputError, GameTree, MultipleGames, parse_fen, parse_pgn,
 )
@@ -25,6 +26,13 @@ from webapp.networks.models import Network
 PGN_LIMITS = (f"A PGN, pasted or uploaded, may be up to 1 MB ({MAX_INPUT_BYTES:,} bytes) and "
               f"{MAX_PLIES:,} plies, variations included.")
 PGN_TOO_LARGE = "the limit is 1 MB ({:,} bytes).".format(MAX_INPUT_BYTES)
+
+
+def engine_help(default: int, engine_path: str | None) -> str:
+    """The engine budget's help text: what the engine adds, its range, and whether it is installed."""
+    text = (f"Stockfish values every position beside the network: its line, marks and accuracy. "
+            f"Default {default:,}; {ENGINE_MIN_NODES:,} to {ENGINE_MAX_NODES:,}; 0 turns it off.")
+    return text if engine_path else text + " Stockfish is not installed on this site: analyses run without it."
 
 
 class AnalyseForm(forms.Form):
@@ -41,9 +49,7 @@ class AnalyseForm(forms.Form):
     budget = forms.IntegerField(required=False, min_value=None)
     # The engine lane beside the network (webapp.analyses.engine_lane): Stockfish's nodes per position.
     engine_nodes = forms.IntegerField(
-        required=False, label="Stockfish nodes per position",
-        help_text=f"Stockfish analyses every position beside the network: its marks, accuracy and line. "
-                  f"{ENGINE_MIN_NODES:,} to {ENGINE_MAX_NODES:,} nodes; 0 for no engine.")
+        required=False, label="Stockfish nodes per position")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -51,6 +57,8 @@ class AnalyseForm(forms.Form):
         self.games_prompt = ""
         self.status_code = 400
         self.fields["engine_nodes"].initial = settings.SIGHTLINE_ENGINE_NODES
+        self.fields["engine_nodes"].help_text = engine_help(settings.SIGHTLINE_ENGINE_NODES,
+                                                            find_engine(settings.SIGHTLINE_ENGINE_PATH or None))
         default = Network.objects.offered().first()
         if default is not None:
             self.fields["network"].initial = default.name

@@ -7,12 +7,21 @@ the job's snapshot (``webapp.analyses.messages``) and into the export's headers.
 
 from __future__ import annotations
 
-from analysis.game_review import PLURALS, Eval, Mark, review
+from analysis.game_review import MARKS, PLURALS, Eval, Mark, review
 from analysis.pov import score_for_white, white_to_move
 
 # Formulas, for people reading the API: where the figures come from.
 SOURCE = ("lichess's formulas (lila modules/analyse: WinPercent, Advice, AccuracyPercent, AccuracyCP) on the "
           "engine's values of the main line")
+
+
+def engine_legend() -> tuple[str, str]:
+    """(the line under the moves, its tooltip) for the engine's marks: lichess's rules on its values."""
+    steps = ", ".join(f"{glyph} from {round(50 * limit)}" for limit, glyph, _ in reversed(MARKS))
+    short = (f"Marks: the reference engine's, by lichess's rules: the mover's drop in win % from the position "
+             f"before the move to the one after it ({steps} points).")
+    return short, (f"{short} A move the engine itself named best is not marked; mates follow lichess's own rules "
+                   f"(a mate walked into, a mate let slip). Figures: {SOURCE}.")
 
 
 def main_line(nodes: list[dict]) -> list[dict]:

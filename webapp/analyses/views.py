@@ -30,6 +30,7 @@ from webapp.analyses.messages import Nodes, job_snapshot
 from webapp.analyses import lens as lens_requests
 from webapp.analyses.messages import lens_for_white
 from webapp.analyses.models import AnalysisJob, AttentionMap, DeepSearch, LensResult
+from webapp.analyses.review import engine_legend
 from webapp.analyses.ownership import owner_only, owns, remember_owner, visible_jobs
 from webapp.analyses.searches import SEARCHES
 from webapp.analyses.variations import LineRefused, add_line
@@ -139,7 +140,8 @@ def job_page(request: HttpRequest, job_id: str) -> HttpResponse:
                                                   "owner": page["can_cancel"],
                                                   "piece_defs": _piece_defs(),
                                                   "judgement_legend": judgement_legend(job.search, valuer),
-                                                  "judgement_legend_short": short_legend(job.search, valuer)})
+                                                  "judgement_legend_short": short_legend(job.search, valuer),
+                                                  "engine_legend": engine_legend()})
 
 
 def _deeper_settings(job) -> dict | None:
