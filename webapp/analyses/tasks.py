@@ -15,6 +15,7 @@ from webapp.analyses.deep_runner import run_deep_search
 from webapp.analyses.gameinput import board_for
 from webapp.analyses.keys import node_key
 from webapp.analyses.lens import compute as compute_lens_answer
+from webapp.analyses.neurons import scan as scan_neuron
 from webapp.analyses.models import AnalysisJob, AttentionMap, DeepSearch, LensResult
 from webapp.analyses.publish import GroupPublisher
 from webapp.analyses.reaper import Reaper
@@ -66,9 +67,12 @@ def compute_lens(job_id: str, node_id: int, entry_id: int) -> str:
     if entry is None or job is None or entry.status == LensResult.Status.READY:
         return "missing" if entry is None or job is None else entry.status
     try:
-        with models.get(job.network).exclusive() as evaluator:  # the lens hooks the shared network
-            adapter = lens_for(evaluator.model, evaluator.encoding)
-            data = compute_lens_answer(adapter, board_for(job.nodes, node_id), entry.request)
+        if entry.request["quantity"] == "where_else":
+            data = _scan(models.get(job.network), entry)
+        else:
+            with models.get(job.network).exclusive() as evaluator:  # the lens hooks the shared network
+                adapter = lens_for(evaluator.model, evaluator.encoding)
+                data = compute_lens_answer(adapter, board_for(job.nodes, node_id), entry.request)
         LensResult.objects.filter(pk=entry.pk).update(status=LensResult.Status.READY, data=data, error="")
         return LensResult.Status.READY
     except Exception as exc:
@@ -76,6 +80,24 @@ def compute_lens(job_id: str, node_id: int, entry_id: int) -> str:
         LensResult.objects.filter(pk=entry.pk).update(status=LensResult.Status.FAILED,
                                                       error=f"{type(exc).__name__}: {exc}")
         return LensResult.Status.FAILED
+
+
+def _scan(batcher, entry: LensResult) -> dict:
+    """A neuron's where-else scan, holding the shared network one batch at a time and storing the
+    progress the page polls."""
+    from contextlib import contextmanager
+
+    from analysis.lens import lens_for
+
+    @contextmanager
+    def hold():
+        with batcher.exclusive() as evaluator:
+            yield lens_for(evaluator.model, evaluator.encoding)
+
+    def progress(done: int, total: int) -> None:
+        LensResult.objects.filter(pk=entry.pk).update(done=done, total=total)
+
+    return scan_neuron(hold, entry.request, progress)
 
 
 @shared_task(name="sightline.deep_search", acks_late=True)
