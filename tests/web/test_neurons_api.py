@@ -156,7 +156,7 @@ BAD_GETS = [
     ("neurons", "?layer=0&unit=head", "'head' units have no activations"),
     ("neurons", "?layer=0&unit=channel", "'channel' units have no activations"),
     ("neuron", "?layer=0&index=32", "mlp unit 32 is out of range"),
-    ("neuron", "?layer=0&index=-1", "index must be between 0"),
+    ("neuron", "?layer=0&index=-1", "index must be 0 or more"),
     ("neuron", "?layer=0", "index is required"),
     ("carriers", "?move=e2e5", "not a legal move"),
     ("carriers", "?move=zz", "not a UCI move"),

@@ -61,7 +61,9 @@ def _whole(query, name: str, default: int | None = None, low: int = 0, high: int
         value = int(text)
     except (TypeError, ValueError):
         raise LensError(f"{name} must be a whole number, not {text!r}") from None
-    if value < low or (high is not None and value > high):
+    if high is None and value < low:
+        raise LensError(f"{name} must be {low} or more, not {value}")
+    if high is not None and not low <= value <= high:
         raise LensError(f"{name} must be between {low} and {high}, not {value}")
     return value
 
