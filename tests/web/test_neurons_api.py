@@ -217,3 +217,27 @@ def test_a_unit_without_squares_has_no_map():
     with pytest.raises(LensUnavailable, match="has no mlp"):
         check("neurons", {"layer": "0"}, chess.Board(), {**described, "neurons": {},
                                                           "unavailable": {"neurons": "it has no mlp"}})
+
+
+@pytest.mark.parametrize("name, kind, squares", [("cf-small", "mlp", True), ("giraffe", "mlp", False),
+                                                 ("maia-1100", "channel", True), ("ag-cpu", None, "no MLP layers"),
+                                                 ("cb-cpu", None, "mlp units have no activations")])
+def test_which_units_have_activations_each_family_says(name, kind, squares):
+    """The capabilities the site reads: the kinds with activations, or the family's reason."""
+    from analysis.checkpoint import load_checkpoint
+    from tests.conftest import ROOT
+    from webapp.analyses.neurons import neuron_kinds
+
+    kinds, why = neuron_kinds(lens_for(load_checkpoint(ROOT / "weights" / f"{name}.safetensors")[0]))
+    if kind is None:
+        assert kinds == {} and squares in why, why
+    else:
+        assert kinds == {kind: {"squares": squares}} and why is None
+
+
+def test_without_a_unit_kind_the_first_with_activations_is_taken():
+    from webapp.analyses.neurons import check
+
+    described = {"units": {"block": {"layers": 6, "per_layer": 1}, "channel": {"layers": 6, "per_layer": 64}},
+                 "neurons": {"channel": {"squares": True}}, "unavailable": {}}
+    assert check("neuron", {"layer": "5", "index": "63"}, chess.Board(), described)["unit"] == "channel"

@@ -38,17 +38,19 @@ def neuron_kinds(adapter) -> tuple[dict, str | None]:
     start position), and the family's reason when there is none."""
     import torch
 
-    kinds, why = {}, None
+    kinds, why = {}, {}
     prepared = [adapter.prepare(chess.Board())]
     for name in adapter.units:
         try:
             with torch.no_grad():
                 acts = adapter.activations(prepared, name, 0)
         except ValueError as exc:
-            why = why or str(exc)
+            why[name] = str(exc)
             continue
         kinds[name] = {"squares": acts.shape[1] == 64}
-    return kinds, None if kinds else (why or f"a {adapter.family} network has no units with activations")
+    if kinds:
+        return kinds, None
+    return kinds, why.get("mlp") or next(iter(why.values()), f"a {adapter.family} network has no units with activations")
 
 
 def _whole(query, name: str, default: int | None = None, low: int = 0, high: int | None = None) -> int:
@@ -72,7 +74,7 @@ def _kind(described: dict, query) -> tuple[str, int, int]:
     neurons = described.get("neurons") or {}
     if not neurons:
         raise LensUnavailable(described["unavailable"].get("neurons") or "this network has no units with activations")
-    kind = query.get("unit") or "mlp"
+    kind = query.get("unit") or ("mlp" if "mlp" in neurons else next(iter(neurons)))
     if kind not in neurons:
         raise LensUnavailable(f"this network's {kind!r} units have no activations to read "
                               f"(units that have: {', '.join(neurons)})")
