@@ -204,13 +204,17 @@ export class Neurons {
     } catch (err) { status.textContent = err.message; bar.hidden = true; }
   }
 
-  // The strongest positions: a game's position is a link to it; any other gives its FEN.
+  // The strongest positions: a game's position is a link to it; a click on a FEN copies it.
   drawWhere(body) {
     const nodeOf = new Map(Object.values(this.game.nodes).map((n) => [n.fen, n.id]));
-    this.$("neurons-where").innerHTML = body.top.map((f) => {
-      const id = nodeOf.get(f.fen);
-      const where = id === undefined ? `<code class="neurons-fen">${escapeText(f.fen)}</code>` : `<a href="#${id}">position ${id}</a> <code class="neurons-fen">${escapeText(f.fen)}</code>`;
-      return `<li>peak ${signed(f.peak)}${f.square ? ` on ${f.square}` : ""}: ${where}</li>`;
+    const list = this.$("neurons-where");
+    list.innerHTML = body.top.map((f) => {
+      const id = nodeOf.get(f.fen), fen = `<code class="neurons-fen" title="click to copy">${escapeText(f.fen)}</code>`;
+      return `<li>peak ${signed(f.peak)}${f.square ? ` on ${f.square}` : ""}: ${id === undefined ? "" : `<a href="#${id}">position ${id}</a> `}${fen}</li>`;
     }).join("");
+    list.querySelectorAll("code").forEach((code) => code.addEventListener("click", async () => {
+      try { await navigator.clipboard.writeText(code.textContent); this.$("neurons-scan-status").textContent = "FEN copied"; }
+      catch (err) { window.getSelection().selectAllChildren(code); }
+    }));
   }
 }
