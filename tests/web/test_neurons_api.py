@@ -179,6 +179,7 @@ BAD_POSTS = [
     ({"layer": 0, "index": 0, "fens": ["not a fen"]}, 400, "fen 1"),
     ({"layer": 0, "index": 0, "fens": [POOL[0], "8/8/8/8/8/8/8/8 w - - 0 1"]}, 400, "fen 2"),
     ({"layer": 0, "index": 0, "fens": []}, 400, "empty"),
+    ({"layer": 0, "index": 0, "fens": POOL[3:]}, 400, "no position of the list has a legal move"),
     ({"layer": 0, "index": 0, "fens": [1, 2]}, 400, "list of fen strings"),
     ({"layer": 0, "index": 0}, 400, "fens is required"),
     ({"layer": 5, "index": 0, "fens": POOL}, 400, "layer 5 is out of range"),

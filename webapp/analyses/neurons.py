@@ -142,7 +142,7 @@ def parse_fens(value) -> list[str]:
         raise LensError("the FEN list is empty")
     if len(fens) > MAX_POOL:
         raise LensError(f"the FEN list has {len(fens)} positions; at most {MAX_POOL} are scanned")
-    out = []
+    out, playable = [], False
     for number, fen in enumerate(fens, start=1):
         try:
             board = chess.Board(fen)
@@ -151,6 +151,9 @@ def parse_fens(value) -> list[str]:
         if not board.is_valid():
             raise LensError(f"FEN {number} ({fen[:60]!r}) is not a legal position ({board.status().name})")
         out.append(board.fen())
+        playable = playable or any(board.legal_moves)
+    if not playable:
+        raise LensError("no position of the list has a legal move, so there is nothing to scan")
     return out
 
 

@@ -15,8 +15,8 @@ from webapp.analyses.deep_runner import run_deep_search
 from webapp.analyses.gameinput import board_for
 from webapp.analyses.keys import node_key
 from webapp.analyses.lens import compute as compute_lens_answer
-from webapp.analyses.neurons import scan as scan_neuron
 from webapp.analyses.models import AnalysisJob, AttentionMap, DeepSearch, LensResult
+from webapp.analyses.neurons import scan as scan_neuron
 from webapp.analyses.publish import GroupPublisher
 from webapp.analyses.reaper import Reaper
 from webapp.analyses.runner import JobRun
