@@ -64,7 +64,8 @@ def main() -> None:
           f"{scan / plain:.2f}x")
     print(f"most active units: {timed(lambda: most_active(adapter, board, args.layer, args.unit), args.repeat):.4f} s")
     if adapter.activations([adapter.prepare(board)], args.unit, 0).shape[1] == 64:
-        print(f"one unit's map: {timed(lambda: unit_map(adapter, board, args.layer, args.index, args.unit), args.repeat):.4f} s")
+        one_map = timed(lambda: unit_map(adapter, board, args.layer, args.index, args.unit), args.repeat)
+        print(f"one unit's map: {one_map:.4f} s")
     if adapter.has("policy"):
         print(f"carriers of {move} (attribution + top 8 exact): "
               f"{timed(lambda: carriers(adapter, board, move, args.unit), args.repeat):.3f} s")

@@ -243,7 +243,8 @@ def _ablation_text(ablated: dict, clean: dict) -> list[str]:
 def _neuron_text(result: dict) -> list[str]:
     lines = []
     for a in result.get("neurons", []):
-        lines.append(f"  unit {a['layer']}:{a['unit']:<5} peak {a['peak']:+.3f} on {a['square'] or '-'}  mean {a['mean']:+.3f}")
+        lines.append(f"  unit {a['layer']}:{a['unit']:<5} peak {a['peak']:+.3f} on {a['square'] or '-'}"
+                     f"  mean {a['mean']:+.3f}")
     if "unit_map" in result:
         m = result["unit_map"]
         lines.append(f"unit {m['layer']}:{m['index']} per square (rank 8 first):")

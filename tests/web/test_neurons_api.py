@@ -30,7 +30,8 @@ POOL = ["r1bq1rk1/ppp2ppp/2np1n2/2b1p3/2B1P3/2NP1N2/PPP2PPP/R1BQ1RK1 w - - 0 7",
 @pytest.fixture
 def sent(monkeypatch):
     tasks = []
-    monkeypatch.setattr("workers.dispatch.send_task", lambda name, args, queue, task_id=None: tasks.append((name, args)))
+    monkeypatch.setattr("workers.dispatch.send_task",
+                        lambda name, args, queue, task_id=None: tasks.append((name, args)))
     return tasks
 
 
@@ -139,7 +140,8 @@ def test_where_else_over_this_game_and_a_pending_scan_shows_progress(client, job
 def test_where_else_over_an_uploaded_fen_list(client, job, sent, adapter):
     text = "# my positions\n" + "\n".join(POOL) + "\n\n"
     first, body = ready(client, sent, url(job, 0, "where-else"), method="post",
-                        data=json.dumps({"layer": 1, "index": 5, "top": 2, "fens": text}), content_type="application/json")
+                        data=json.dumps({"layer": 1, "index": 5, "top": 2, "fens": text}),
+                        content_type="application/json")
     peaks = [acts(adapter, chess.Board(f), 1)[:, 5].max() for f in POOL[:3]]
     assert [f["index"] for f in body["top"]] == np.argsort(-np.array(peaks), kind="stable")[:2].tolist()
     assert body["size"] == 4 and body["scanned"] == 3 and body["skipped"] == 1

@@ -50,7 +50,8 @@ def neuron_kinds(adapter) -> tuple[dict, str | None]:
         kinds[name] = {"squares": acts.shape[1] == 64}
     if kinds:
         return kinds, None
-    return kinds, why.get("mlp") or next(iter(why.values()), f"a {adapter.family} network has no units with activations")
+    fallback = f"a {adapter.family} network has no units with activations"
+    return kinds, why.get("mlp") or next(iter(why.values()), fallback)
 
 
 def _whole(query, name: str, default: int | None = None, low: int = 0, high: int | None = None) -> int:
@@ -117,7 +118,8 @@ def check(quantity: str, query, board: chess.Board, described: dict, pool: list[
         return {"quantity": "carriers", "unit": kind, "move": _move(board, query.get("move") or ""),
                 "top": _whole(query, "top", 8, 1, MAX_TOP)}
     if quantity == "where_else":
-        request = {"quantity": "where_else", **_unit(described, query, True), "top": _whole(query, "top", 8, 1, MAX_TOP)}
+        request = {"quantity": "where_else", **_unit(described, query, True),
+                   "top": _whole(query, "top", 8, 1, MAX_TOP)}
         name = query.get("pool") or "atlas"
         if name not in POOLS:
             raise LensError(f"pool must be one of {', '.join(POOLS)}, not {name!r}")
