@@ -244,3 +244,25 @@ def test_without_a_unit_kind_the_first_with_activations_is_taken():
     described = {"units": {"block": {"layers": 6, "per_layer": 1}, "channel": {"layers": 6, "per_layer": 64}},
                  "neurons": {"channel": {"squares": True}}, "unavailable": {}}
     assert check("neuron", {"layer": "5", "index": "63"}, chess.Board(), described)["unit"] == "channel"
+
+
+def test_a_scan_holds_the_network_one_batch_at_a_time(adapter):
+    """The worker lets the shared network go between batches, so its analyses run beside a long scan."""
+    from contextlib import contextmanager
+
+    from analysis.lens.neurons import where_else
+    from webapp.analyses.neurons import SCAN_BATCH, scan
+
+    held = []
+
+    @contextmanager
+    def hold():
+        held.append(len(held))
+        yield adapter
+    request = {"quantity": "where_else", "unit": "mlp", "layer": 1, "index": 9, "top": 5, "pool": "atlas"}
+    progress = []
+    body = scan(hold, request, lambda done, total: progress.append((done, total)))
+    assert len(held) == 256 // SCAN_BATCH and progress[-1] == (256, 256)
+    whole = where_else(adapter, load_sample(), 1, 9, top=5)  # one call over the pool: the same answer
+    assert [f["index"] for f in body["top"]] == [f.index for f in whole.top]
+    np.testing.assert_allclose(body["mean"], whole.mean, atol=1e-5)
