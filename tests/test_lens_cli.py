@@ -69,6 +69,13 @@ BAD = [
     (["--readout", "7.mlp"], "unknown readout point"),
     (["--fen", "not a fen"], "bad FEN"),
     (["--fen", "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1"], "no legal moves"),
+    (["--neurons", "6"], "layer 6 is out of range"),
+    (["--unit-map", "0:256"], "mlp 256 is out of range"),
+    (["--unit-map", "0"], "--unit-map wants LAYER:INDEX"),
+    (["--neurons", "0", "--unit", "head"], "'head' units have no activations"),
+    (["--carriers", "e2e4"], "not a legal move"),
+    (["--where-else", "0:0", "--pool", "/no/such/file"], "cannot read"),
+    (["--neurons", "0", "--neuron-top", "0"], "--neuron-top must be 1 or more"),
 ]
 
 
@@ -121,3 +128,25 @@ def test_heads_causal_adds_each_heads_importance(capsys):
         got = out["importance"][key]
         assert [len(row) for row in got] == [8] * 6
         assert max(abs(a - b) for ra, rb in zip(got, getattr(expected, key).tolist()) for a, b in zip(ra, rb)) < 1e-6
+
+
+def test_the_neuron_options(capsys, tmp_path):
+    """Most active units, a unit's map, a move's carriers and where else it fires, as the library gives them."""
+    from analysis.lens import lens_for
+    from analysis.lens import neurons
+
+    pool = tmp_path / "pool.fen"
+    pool.write_text("# two positions\n" + FEN + "\n\nrnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1\n")
+    assert main(["lens", "--model", _path("cf-small"), "--fen", FEN, "--neurons", "2", "--unit-map", "2:5",
+                 "--carriers", "e8c8", "--where-else", "2:5", "--pool", str(pool), "--neuron-top", "3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    evaluator = load_evaluator(_path("cf-small"), device="cpu")
+    adapter, board = lens_for(evaluator.model, evaluator.encoding), chess.Board(FEN)
+    assert out["neurons"] == [vars(a) for a in neurons.most_active(adapter, board, 2, top=3)]
+    assert len(out["unit_map"]["map"]) == 64 and max(out["unit_map"]["map"]) == max(
+        neurons.unit_map(adapter, board, 2, 5).tolist())
+    assert [(c["layer"], c["unit"]) for c in out["carriers"]] == [
+        (c.layer, c.unit) for c in neurons.carriers(adapter, board, "e8c8", top=3)]
+    assert all(c["exact"] is not None for c in out["carriers"])
+    where = out["where_else"]
+    assert where["scanned"] == 2 and len(where["top"]) == 2 and where["top"][0]["peak"] >= where["top"][1]["peak"]

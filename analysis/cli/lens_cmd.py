@@ -5,7 +5,11 @@ JSON contract (``--json``): ``readouts`` (forward order; the last is the network
 policy output), ``top`` (the top move per readout), ``score`` (expected score for the side to
 move per readout; absent without a value); ``--ablate L:I --scale S`` adds ``ablated``
 {"policy": {uci: prob}, "score"} (and ``clean``); ``--grid UCI`` adds ``grid`` and ``exact``
-(layers x heads). Layers and units count from 0.
+(layers x heads). Neurons (``--unit`` defaults to mlp for them): ``--neurons L`` adds ``neurons``
+(layer L's most active units), ``--unit-map L:I`` adds ``unit_map`` (64 activations, a1 first),
+``--carriers UCI`` adds ``carriers`` (attribution to the move's logit, the top re-measured exactly),
+``--where-else L:I [--pool FILE]`` adds ``where_else`` (the unit's strongest positions over the head
+atlas's sample, or a file with a FEN a line). Layers and units count from 0.
 """
 
 from __future__ import annotations
@@ -25,8 +29,9 @@ def register(subparsers) -> None:
                    help="moves to follow (up to 4): where each settles as the top move")
     p.add_argument("--readout", default=None, help="also list the top moves at this readout point")
     p.add_argument("--ablate", default=None, metavar="L:I", help="scale unit I of layer L (from 0)")
-    p.add_argument("--unit", default="head", help="what --ablate and --grid address: head, mlp, or a kind the "
-                   "family adds (block and channel for lc0 SE-ResNets, group for Giraffe)")
+    p.add_argument("--unit", default=None, help="what --ablate and --grid address (default head): head, mlp, or a "
+                   "kind the family adds (block and channel for lc0 SE-ResNets, group for Giraffe); the neuron "
+                   "options read mlp by default")
     p.add_argument("--scale", type=float, default=0.0,
                    help="0 removes the unit's write, 1 is clean, 2 doubles, -1 flips")
     p.add_argument("--grid", default=None, metavar="UCI", help="the causal grid of this move")
@@ -34,16 +39,25 @@ def register(subparsers) -> None:
                    help="grid by attribution patching, re-measuring only the TOP strongest exactly (default: "
                         "every unit exactly when there are at most 256, else the top 16)")
     p.add_argument("--exact", action="store_true", help="grid: remove every unit exactly, however many")
+    p.add_argument("--neurons", type=int, default=None, metavar="L", help="layer L's most active units here")
+    p.add_argument("--unit-map", default=None, metavar="L:I", help="unit I of layer L: its activation per square")
+    p.add_argument("--carriers", default=None, metavar="UCI",
+                   help="every unit's attribution to this move's logit, the strongest re-measured exactly")
+    p.add_argument("--where-else", default=None, metavar="L:I", help="where else unit I of layer L fires over --pool")
+    p.add_argument("--pool", default="atlas", metavar="FILE",
+                   help="--where-else's positions: atlas (the head atlas's 256) or a file with a FEN a line")
+    p.add_argument("--neuron-top", type=int, default=8, metavar="N",
+                   help="how many units or positions the neuron options list (default 8)")
     p.add_argument("--device", default=None, help="cpu or cuda (default: $SIGHTLINE_DEVICE, else auto)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=run_lens)
 
 
-def _parse_unit(text: str) -> tuple[int, int]:
+def _parse_unit(text: str, option: str = "--ablate") -> tuple[int, int]:
     try:
         layer, index = (int(part) for part in text.split(":"))
     except ValueError:
-        raise CommandError(f"--ablate wants LAYER:INDEX (two integers from 0), not {text!r}") from None
+        raise CommandError(f"{option} wants LAYER:INDEX (two integers from 0), not {text!r}") from None
     return layer, index
 
 
@@ -64,11 +78,16 @@ def run_lens(args: argparse.Namespace) -> int:
     if len(args.moves) > 4:
         raise CommandError("--moves takes at most 4 moves")
     unit = _parse_unit(args.ablate) if args.ablate is not None else None
+    args.neuron_kind, args.unit = args.unit or "mlp", args.unit or "head"
+    args.unit_map = _parse_unit(args.unit_map, "--unit-map") if args.unit_map is not None else None
+    args.where_else = _parse_unit(args.where_else, "--where-else") if args.where_else is not None else None
+    pool = _pool(args.pool) if args.where_else is not None else None
     try:
         evaluator = load_evaluator(args.model, device=args.device)
         adapter = lens_for(evaluator.model, evaluator.encoding)
         _check(adapter, board, args, unit)
         result = _compute(adapter, board, args, unit)
+        result.update(neuron_results(adapter, board, args, pool))
     except (CheckpointError, LensError, ValueError) as exc:
         raise CommandError(str(exc)) from None
     print(json.dumps(result) if args.json else _text(result))
@@ -92,6 +111,16 @@ def _check(adapter, board, args, unit) -> None:
         core.require(adapter, args.unit)
         if args.top is not None and args.top < 0:
             raise CommandError("--top must be 0 or more")
+    if args.neuron_top < 1:
+        raise CommandError("--neuron-top must be 1 or more")
+    for layer, index in filter(None, (args.unit_map, args.where_else)):
+        core.check_unit(adapter, args.neuron_kind, layer, index)
+    if args.neurons is not None:
+        core.check_unit(adapter, args.neuron_kind, args.neurons, 0)
+    if args.carriers is not None:
+        core.move_index(prepared, args.carriers)
+        core.require(adapter, "policy")
+        core.require(adapter, args.neuron_kind)
 
 
 def _compute(adapter, board, args, unit) -> dict:
@@ -134,6 +163,50 @@ def _compute(adapter, board, args, unit) -> dict:
     return result
 
 
+def _pool(name: str) -> list:
+    """--pool: the head atlas's sample, or a file with a FEN a line (# comments and blank lines skipped)."""
+    import chess
+
+    from analysis.heads.sample import load_sample
+
+    if name == "atlas":
+        return load_sample()
+    try:
+        lines = open(name, encoding="utf-8").read().splitlines()
+    except OSError as exc:
+        raise CommandError(f"--pool: cannot read {name}: {exc.strerror}") from None
+    boards = []
+    for number, line in enumerate(lines, start=1):
+        if line.strip() and not line.strip().startswith("#"):
+            try:
+                boards.append(chess.Board(line.strip()))
+            except ValueError as exc:
+                raise CommandError(f"--pool {name}, line {number}: not a FEN ({exc})") from None
+    if not boards:
+        raise CommandError(f"--pool {name} has no FEN")
+    return boards
+
+
+def neuron_results(adapter, board, args, pool) -> dict:
+    """What the neuron options ask for (checked in ``_check``)."""
+    from analysis.lens import neurons
+
+    kind, top, out = args.neuron_kind, args.neuron_top, {}
+    if args.neurons is not None:
+        out["neurons"] = [vars(a) for a in neurons.most_active(adapter, board, args.neurons, kind, top=top)]
+    if args.unit_map is not None:
+        layer, index = args.unit_map
+        out["unit_map"] = {"layer": layer, "index": index,
+                           "map": neurons.unit_map(adapter, board, layer, index, kind).tolist()}
+    if args.carriers is not None:
+        out["carriers"] = [vars(c) for c in neurons.carriers(adapter, board, args.carriers, kind, top=top)]
+    if args.where_else is not None:
+        scan = neurons.where_else(adapter, pool, *args.where_else, kind, top=top)
+        out["where_else"] = {"layer": args.where_else[0], "index": args.where_else[1], "scanned": scan.scanned,
+                             "top": [vars(f) for f in scan.top], "mean": scan.mean.tolist()}
+    return out
+
+
 def _text(result: dict) -> str:
     lines = [f"{result['family']}: {len(result['readouts'])} readout points"]
     score = result.get("score")
@@ -147,6 +220,7 @@ def _text(result: dict) -> str:
         lines.append("  ".join(parts))
     if "ablated" in result:
         lines.extend(_ablation_text(result["ablated"], result["clean"]))
+    lines.extend(_neuron_text(result))
     if "grid" in result:
         lines.append(f"grid of {result['grid_move']['uci']} (logit change when each unit is removed; * exact):")
         for l, row in enumerate(result["grid"]):
@@ -163,4 +237,23 @@ def _ablation_text(ablated: dict, clean: dict) -> list[str]:
         change = sorted(ablated["policy"], key=lambda m: abs(ablated["policy"][m] - clean["policy"][m]), reverse=True)
         for move in change[:5]:
             lines.append(f"  {move:<6} p {clean['policy'][move]:.3f} -> {ablated['policy'][move]:.3f}")
+    return lines
+
+
+def _neuron_text(result: dict) -> list[str]:
+    lines = []
+    for a in result.get("neurons", []):
+        lines.append(f"  unit {a['layer']}:{a['unit']:<5} peak {a['peak']:+.3f} on {a['square'] or '-'}"
+                     f"  mean {a['mean']:+.3f}")
+    if "unit_map" in result:
+        m = result["unit_map"]
+        lines.append(f"unit {m['layer']}:{m['index']} per square (rank 8 first):")
+        lines.extend("  " + " ".join(f"{m['map'][8 * r + f]:+.2f}" for f in range(8)) for r in range(7, -1, -1))
+    for c in result.get("carriers", []):
+        exact = "" if c["exact"] is None else f"  exact {c['exact']:+.3f}"
+        lines.append(f"  unit {c['layer']}:{c['unit']:<5} attribution {c['attribution']:+.3f}{exact}")
+    if "where_else" in result:
+        w = result["where_else"]
+        lines.append(f"unit {w['layer']}:{w['index']} over {w['scanned']} positions, strongest first:")
+        lines.extend(f"  {f['peak']:+.3f} on {f['square'] or '-':<3} {f['fen']}" for f in w["top"])
     return lines

@@ -5,6 +5,9 @@
 // (/api/jobs/<id>/nodes/<n>/lens/...), which a worker computes: 202 while pending, polled here.
 // Where the network lacks something, the panel says why in the adapter's words.
 // The view lives in the address: ?lens=1&lhead=L:H&scale=S&gmove=UCI (the position is #node).
+// The neuron panel is neurons.js; the lens gives it the node and the network's capabilities.
+
+import { Neurons } from "./neurons.js";
 
 const COLOURS = ["#2f6fb0", "#d0603a", "#3d9a62", "#8a55b5"];
 const BARS = 10;
@@ -28,6 +31,7 @@ export class Lens {
     this.layer = 0; this.head = 0; this.scale = 0; this.gridMove = null;
     this.serial = 0; // each (re)draw's number: an older poll's answer is dropped
     this.statusEl = $("lens-status");
+    this.neurons = new Neurons(page, game, $("neurons"));
     this.wire();
     this.openFromUrl(new URLSearchParams(location.search));
   }
@@ -114,6 +118,7 @@ export class Lens {
     this.pending = new Set();
     if (!this.about) this.about = await (await fetch(this.url(null), { headers: { Accept: "application/json" } })).json();
     if (this.explainMissing()) return;
+    this.neurons.onNodeChange(id, this.about);
     this.fillLayers();
     this.rememberView();
     this.loadCurves();

@@ -141,7 +141,12 @@ def test_the_schema_is_served(client):
                           ("/api/jobs/{job_id}/nodes/{node_id}/lens/logit/", "get"),
                           ("/api/jobs/{job_id}/nodes/{node_id}/lens/ablate/", "get"),
                           ("/api/jobs/{job_id}/nodes/{node_id}/lens/grid/", "get"),
-                          ("/api/jobs/{job_id}/nodes/{node_id}/lens/split/", "get")}
+                          ("/api/jobs/{job_id}/nodes/{node_id}/lens/split/", "get"),
+                          ("/api/jobs/{job_id}/nodes/{node_id}/lens/neurons/", "get"),
+                          ("/api/jobs/{job_id}/nodes/{node_id}/lens/neuron/", "get"),
+                          ("/api/jobs/{job_id}/nodes/{node_id}/lens/carriers/", "get"),
+                          ("/api/jobs/{job_id}/nodes/{node_id}/lens/where-else/", "get"),
+                          ("/api/jobs/{job_id}/nodes/{node_id}/lens/where-else/", "post")}
 
 
 def test_an_accepted_submission_is_sent_to_the_in_memory_broker(transactional_db, memory_broker, material_network,

@@ -3,8 +3,9 @@ queued, and what a worker computes for it with ``analysis.lens``.
 
 A request is one of ``lens`` (the logit lens: up to 4 chosen moves' curves and the top move per
 readout point), ``ablate`` (one unit scaled: the policy clean vs scaled, the score), ``grid``
-(each head or unit removed in turn: a move's logit change) and ``split`` (one layer's attention
-as content, position term and final map). ``check_request`` turns the query into
+(each head or unit removed in turn: a move's logit change), ``split`` (one layer's attention
+as content, position term and final map) and the neuron quantities of
+``webapp.analyses.neurons``. ``check_request`` turns the query into
 its canonical form (the cache key's input) or raises ``LensError`` with the sentence the API
 answers with 400; the network's shape comes from ``describe``, so a refused request queues nothing.
 Answers are for the side to move; ``messages.lens_for_white`` turns them to White's view.
@@ -21,6 +22,8 @@ import threading
 import chess
 
 from analysis.lens import MAX_SCALE, LensError, LensUnavailable
+from webapp.analyses import neurons
+from webapp.analyses.neurons import neuron_kinds
 
 QUANTITIES = ("lens", "ablate", "grid", "split")
 SPLIT_PARTS = ("content", "position", "final")
@@ -42,7 +45,7 @@ def describe(network) -> dict:
 
     with _lock:
         if network.checksum not in _descriptions:
-            key = f"sightline.lens-about.{network.checksum}"
+            key = f"sightline.lens-about.v2.{network.checksum}"  # v2: with "neurons"
             described = cache.get(key) or _describe(network)
             if described.pop("transient", False):
                 return described  # asked again next time: the file may be back
@@ -70,7 +73,10 @@ def _describe(network) -> dict:
                 "transient": True}
     kinds = {name: {"layers": u.layers, "per_layer": u.per_layer, "what": u.what} for name, u in adapter.units.items()}
     lacks = {cap: adapter.why_not(cap) for cap in CAPABILITIES if adapter.why_not(cap)}
-    return {"family": adapter.family, "readouts": list(adapter.readouts), "units": kinds,
+    active, why = neuron_kinds(adapter)
+    if why:
+        lacks["neurons"] = why
+    return {"family": adapter.family, "readouts": list(adapter.readouts), "units": kinds, "neurons": active,
             "unavailable": lacks, "norms": adapter.norm_note}
 
 
@@ -110,12 +116,15 @@ def _unit(described: dict, query, capability_needed: str | None) -> tuple[str, i
     return kind, units[kind]["layers"], units[kind]["per_layer"]
 
 
-def check_request(quantity: str, query, board: chess.Board, described: dict) -> dict:
-    """The canonical request, or ``LensError`` (the API's 400) saying what is wrong."""
+def check_request(quantity: str, query, board: chess.Board, described: dict, pool: list[str] | None = None) -> dict:
+    """The canonical request, or ``LensError`` (the API's 400) saying what is wrong (``pool``: a
+    neuron scan's FENs, ``neurons.check``)."""
     if "lens" in described["unavailable"]:
         raise LensUnavailable(described["unavailable"]["lens"])
     if not any(board.legal_moves):
         raise LensError("the position has no legal moves (the game is over), so there is nothing to take apart")
+    if quantity in neurons.QUANTITIES:
+        return neurons.check(quantity, query, board, described, pool)
     if quantity == "lens":
         moves = [m for m in (query.get("moves") or "").split(",") if m]
         if len(moves) > MAX_MOVES:
@@ -138,7 +147,7 @@ def check_request(quantity: str, query, board: chess.Board, described: dict) -> 
         if not 0 <= layer < layers:
             raise LensError(f"layer {layer} is out of range: the network has {layers} layers (0 to {layers - 1})")
         return {"quantity": "split", "layer": layer}
-    raise LensError(f"unknown lens quantity {quantity!r}; one of {', '.join(QUANTITIES)}")
+    raise LensError(f"unknown lens quantity {quantity!r}; one of {', '.join(QUANTITIES + neurons.QUANTITIES)}")
 
 
 def _check_range(kind: str, layer: int, index: int, layers: int, per_layer: int) -> None:
@@ -175,6 +184,8 @@ def compute(adapter, board: chess.Board, request: dict) -> dict:
     """The answer to a checked request, for the side to move (JSON-ready)."""
     from analysis.lens import core
 
+    if request["quantity"] in neurons.QUANTITIES:
+        return neurons.compute(adapter, board, request)
     if request["quantity"] == "lens":
         return _lens(core.logit_lens(adapter, board), request["moves"])
     if request["quantity"] == "split":

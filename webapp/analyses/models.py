@@ -193,7 +193,7 @@ class DeepSearch(models.Model):
 
 
 class LensResult(models.Model):
-    """One lens quantity (logit lens, a scaled unit, a head grid) for one position and network,
+    """One lens quantity (logit lens, a scaled unit, a head grid, a neuron quantity) for one position and network,
     computed by a worker on demand (``sightline.compute_lens``) and kept: the same request on the
     same position and network is answered from here. ``request`` is the checked request
     (``webapp.analyses.lens``), ``data`` its answer for the side to move."""
@@ -211,6 +211,9 @@ class LensResult(models.Model):
     data = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # A neuron scan's progress (positions scanned of the pool's), written by the worker per batch.
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["position_key", "network_checksum", "request_key"],

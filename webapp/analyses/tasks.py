@@ -17,6 +17,7 @@ from webapp.analyses.keys import node_key
 from webapp.analyses.lc0_runner import run_comparison
 from webapp.analyses.lens import compute as compute_lens_answer
 from webapp.analyses.models import AnalysisJob, AttentionMap, DeepSearch, Lc0Comparison, LensResult
+from webapp.analyses.neurons import scan as scan_neuron
 from webapp.analyses.publish import GroupPublisher
 from webapp.analyses.reaper import Reaper
 from webapp.analyses.runner import JobRun
@@ -67,9 +68,12 @@ def compute_lens(job_id: str, node_id: int, entry_id: int) -> str:
     if entry is None or job is None or entry.status == LensResult.Status.READY:
         return "missing" if entry is None or job is None else entry.status
     try:
-        with models.get(job.network).exclusive() as evaluator:  # the lens hooks the shared network
-            adapter = lens_for(evaluator.model, evaluator.encoding)
-            data = compute_lens_answer(adapter, board_for(job.nodes, node_id), entry.request)
+        if entry.request["quantity"] == "where_else":
+            data = _scan(models.get(job.network), entry)
+        else:
+            with models.get(job.network).exclusive() as evaluator:  # the lens hooks the shared network
+                adapter = lens_for(evaluator.model, evaluator.encoding)
+                data = compute_lens_answer(adapter, board_for(job.nodes, node_id), entry.request)
         LensResult.objects.filter(pk=entry.pk).update(status=LensResult.Status.READY, data=data, error="")
         return LensResult.Status.READY
     except Exception as exc:
@@ -77,6 +81,24 @@ def compute_lens(job_id: str, node_id: int, entry_id: int) -> str:
         LensResult.objects.filter(pk=entry.pk).update(status=LensResult.Status.FAILED,
                                                       error=f"{type(exc).__name__}: {exc}")
         return LensResult.Status.FAILED
+
+
+def _scan(batcher, entry: LensResult) -> dict:
+    """A neuron's where-else scan, holding the shared network one batch at a time and storing the
+    progress the page polls."""
+    from contextlib import contextmanager
+
+    from analysis.lens import lens_for
+
+    @contextmanager
+    def hold():
+        with batcher.exclusive() as evaluator:
+            yield lens_for(evaluator.model, evaluator.encoding)
+
+    def progress(done: int, total: int) -> None:
+        LensResult.objects.filter(pk=entry.pk).update(done=done, total=total)
+
+    return scan_neuron(hold, entry.request, progress)
 
 
 @shared_task(name="sightline.deep_search", acks_late=True)

@@ -28,6 +28,7 @@ from webapp.analyses.keys import node_key
 from webapp.analyses import deeper, lc0_requests
 from webapp.analyses.messages import Nodes, job_snapshot
 from webapp.analyses import lens as lens_requests
+from webapp.analyses import neurons
 from webapp.analyses.messages import lens_for_white
 from webapp.analyses.models import AnalysisJob, AttentionMap, DeepSearch, LensResult
 from webapp.analyses.review import engine_legend
@@ -306,6 +307,60 @@ def lens(request: HttpRequest, job_id: str, node_id: int, quantity: str) -> Json
         checked = lens_requests.check_request(quantity, request.GET, board, lens_requests.describe(job.network))
     except lens_requests.LensError as exc:
         return JsonResponse({"error": _sentence(str(exc))}, status=400)
+    return _lens_answer(request, job, node_id, board, checked, request.get_full_path())
+
+
+@require_http_methods(["GET", "POST"])
+def neuron_scan(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse:
+    """Where else a unit fires: GET over the ``atlas`` sample or this ``game``, or ``?scan=KEY`` to
+    poll a scan; POST ``{"layer", "index", "unit", "top", "fens"}`` over an uploaded FEN list. The
+    pool is checked with the rest (400, nothing stored); 202 carries the scan's progress."""
+    job = get_job_or_404(job_id)
+    if not 0 <= node_id < len(job.nodes):
+        return JsonResponse({"error": f"This analysis has no position {node_id}."}, status=404)
+    board = board_for(job.nodes, node_id)
+    if request.method == "GET" and request.GET.get("scan"):
+        entry = LensResult.objects.filter(position_key=node_key(job, node_id), network_checksum=job.network.checksum,
+                                          request_key=request.GET["scan"], request__quantity="where_else").first()
+        if entry is None:
+            return JsonResponse({"error": "No such scan of this position: start it again."}, status=404)
+        return _lens_answer(request, job, node_id, board, entry.request, request.get_full_path())
+    try:
+        query, pool = _scan_query(request, job)
+        checked = lens_requests.check_request("where_else", query, board, lens_requests.describe(job.network), pool)
+    except lens_requests.LensError as exc:
+        return JsonResponse({"error": _sentence(str(exc))}, status=getattr(exc, "status", 400))
+    poll = f"{request.path}?scan={lens_requests.request_key(checked)}"
+    return _lens_answer(request, job, node_id, board, checked, poll)
+
+
+class _TooLarge(lens_requests.LensError):
+    status = 413
+
+
+def _scan_query(request: HttpRequest, job) -> tuple[dict, list[str] | None]:
+    """The scan's fields and its pool's FENs (None for the atlas sample)."""
+    if request.method == "GET":
+        if request.GET.get("pool") == "fens":
+            raise lens_requests.LensError("an uploaded FEN list is sent with POST (JSON: layer, index, fens)")
+        return request.GET, neurons.game_fens(job.nodes) if request.GET.get("pool") == "game" else None
+    if len(request.body) > neurons.MAX_POOL_BYTES:
+        raise _TooLarge(f"the body is {len(request.body):,} bytes; an uploaded FEN list may be at most "
+                        f"{neurons.MAX_POOL_BYTES:,}")
+    try:
+        body = json.loads(request.body or b"")
+    except (ValueError, RecursionError):
+        body = None
+    if not isinstance(body, dict):
+        raise lens_requests.LensError('the body must be a JSON object: {"layer": 0, "index": 3, "fens": [FEN, ...]}')
+    if "fens" not in body:
+        raise lens_requests.LensError("fens is required: the list of positions to scan")
+    query = {k: str(body[k]) for k in ("layer", "index", "unit", "top") if body.get(k) is not None}
+    return {**query, "pool": "fens"}, neurons.parse_fens(body["fens"])
+
+
+def _lens_answer(request: HttpRequest, job, node_id: int, board: chess.Board, checked: dict, poll: str) -> JsonResponse:
+    """A checked request answered from the cache, or queued for a worker (202 with ``poll``)."""
     key = dict(position_key=node_key(job, node_id), network_checksum=job.network.checksum,
                request_key=lens_requests.request_key(checked))
     entry = LensResult.objects.filter(**key).first()
@@ -327,12 +382,15 @@ def lens(request: HttpRequest, job_id: str, node_id: int, quantity: str) -> Json
         response["Retry-After"] = "5"
         return response
     if entry.status != LensResult.Status.READY:
-        response = JsonResponse({"status": "pending", "poll": request.get_full_path()}, status=202)
+        pending = {"status": "pending", "poll": poll}
+        if checked["quantity"] == "where_else":
+            pending.update(done=entry.done, total=entry.total)
+        response = JsonResponse(pending, status=202)
         response["Retry-After"] = "1"
         return response
     white = board.turn == chess.WHITE
-    return JsonResponse({"request": checked, "network": job.network.name,
-                         **lens_for_white(entry.data, white)})
+    shown = {k: v for k, v in checked.items() if k != "fens"}  # a scan's pool: its size is in the answer
+    return JsonResponse({"request": shown, "network": job.network.name, **lens_for_white(entry.data, white)})
 
 
 def _sentence(text: str) -> str:
@@ -343,7 +401,7 @@ def _queue_lens(job, node_id: int, entry: LensResult, created: bool) -> None:
     """Send the lens task for ``entry``; when the broker cannot take it the entry is withdrawn
     (a new one deleted, a retried one put back), so nothing stays pending without a task."""
     before = {"status": entry.status, "error": entry.error}
-    LensResult.objects.filter(pk=entry.pk).update(status=LensResult.Status.PENDING, error="")
+    LensResult.objects.filter(pk=entry.pk).update(status=LensResult.Status.PENDING, error="", done=0, total=0)
     entry.status = LensResult.Status.PENDING
     try:
         dispatch.send_task("sightline.compute_lens", [str(job.id), node_id, entry.pk], queue=job.network.queue)

@@ -180,6 +180,8 @@ class LensAbout(serializers.Serializer):
                                      help_text="Readout points in forward order; the last is the network's output.")
     units = serializers.DictField(child=serializers.DictField(), required=False,
                                   help_text="Unit kinds (head, mlp, ...): layers, per_layer, what.")
+    neurons = serializers.DictField(child=serializers.DictField(), required=False,
+                                    help_text="Unit kinds with activations (the neuron panel): {kind: {squares}}.")
     unavailable = serializers.DictField(child=serializers.CharField(),
                                         help_text="Each capability the network lacks, with the reason "
                                                   "(`lens`: it has no lens at all).")
@@ -193,8 +195,9 @@ class LensAnswer(serializers.Serializer):
     network = serializers.CharField()
     readouts = serializers.ListField(child=serializers.CharField(), required=False)
     curves = serializers.DictField(required=False, help_text="lens: {uci: [{logit, prob, rank} per readout]}.")
-    top = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True,
-                                help_text="lens: the top move per readout.")
+    top = serializers.JSONField(required=False, allow_null=True,
+                                help_text="lens: the top move per readout; where-else: the strongest positions "
+                                          "[{index, fen, peak, square}].")
     top_prob = serializers.ListField(child=serializers.FloatField(), required=False)
     settles = serializers.DictField(required=False)
     score = serializers.JSONField(required=False, allow_null=True,
@@ -215,6 +218,34 @@ class LensAnswer(serializers.Serializer):
     content = serializers.CharField(required=False, help_text="split: base64 of heads x 64 x 64, softmax(QK^T / sqrt(D)).")
     position = serializers.CharField(required=False, help_text="split: base64 of heads x 64 x 64, the position logits.")
     final = serializers.CharField(required=False, help_text="split: base64 of heads x 64 x 64, the network's own map.")
+    units = serializers.JSONField(required=False, help_text="neurons: [{index, peak, square, mean}]; carriers: how "
+                                                            "many units were attributed.")
+    map = serializers.ListField(child=serializers.FloatField(), required=False,
+                                help_text="neuron: the unit's activation on each square, a1 first.")
+    peak = serializers.FloatField(required=False)
+    square = serializers.CharField(required=False)
+    carriers = serializers.ListField(child=serializers.DictField(), required=False,
+                                     help_text="carriers: [{layer, index, attribution, exact}], largest |attribution| "
+                                               "first; exact is the measured logit change.")
+    mean = serializers.ListField(child=serializers.FloatField(), required=False,
+                                 help_text="where-else: the unit's mean activation per square over the pool.")
+    pool = serializers.CharField(required=False)
+    size = serializers.IntegerField(required=False)
+    scanned = serializers.IntegerField(required=False)
+    skipped = serializers.IntegerField(required=False, help_text="where-else: pool positions without a legal move.")
+
+
+class ScanPending(LensPending):
+    done = serializers.IntegerField(help_text="Positions scanned so far.")
+    total = serializers.IntegerField(help_text="Positions to scan (0 until the worker starts).")
+
+
+class FenPool(serializers.Serializer):
+    layer = serializers.IntegerField()
+    index = serializers.IntegerField()
+    unit = serializers.CharField(required=False, help_text="mlp (default).")
+    top = serializers.IntegerField(required=False, help_text="1 to 32; default 8.")
+    fens = serializers.JSONField(help_text="A list of FENs, or one text with a FEN a line (at most 512).")
 
 
 class Pending(serializers.Serializer):

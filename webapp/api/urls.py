@@ -18,4 +18,9 @@ urlpatterns = [
     path("jobs/<str:job_id>/nodes/<int:node_id>/lens/ablate/", views.LensAblate.as_view(), name="lens_ablate"),
     path("jobs/<str:job_id>/nodes/<int:node_id>/lens/grid/", views.LensGrid.as_view(), name="lens_grid"),
     path("jobs/<str:job_id>/nodes/<int:node_id>/lens/split/", views.LensSplit.as_view(), name="lens_split"),
+    path("jobs/<str:job_id>/nodes/<int:node_id>/lens/neurons/", views.LensNeurons.as_view(), name="lens_neurons"),
+    path("jobs/<str:job_id>/nodes/<int:node_id>/lens/neuron/", views.LensNeuron.as_view(), name="lens_neuron"),
+    path("jobs/<str:job_id>/nodes/<int:node_id>/lens/carriers/", views.LensCarriers.as_view(), name="lens_carriers"),
+    path("jobs/<str:job_id>/nodes/<int:node_id>/lens/where-else/", views.LensWhereElse.as_view(),
+         name="lens_where_else"),
 ]

@@ -264,3 +264,67 @@ class LensSplit(OpenRead):
                    parameters=[OpenApiParameter("layer", int, description="From 0; default 0."), RETRY])
     def get(self, request, job_id: str, node_id: int):
         return analyses_views.lens(request._request, job_id, node_id, "split")
+NEURON_UNIT = OpenApiParameter("unit", str, description="The unit kind with activations: mlp (default).")
+NEURON_LAYER = OpenApiParameter("layer", int, required=True, description="From 0.")
+NEURON_INDEX = OpenApiParameter("index", int, required=True, description="The unit in its layer, from 0.")
+NEURON_TOP = OpenApiParameter("top", int, description="How many to list, 1 to 32.")
+
+
+class LensNeurons(OpenRead):
+    @extend_schema(operation_id="read_lens_neurons", responses=LENS_RESPONSES,
+                   description="A layer's most active units on the position: `units` [{index, peak, square, mean}], "
+                               "largest peak (over the squares) first.",
+                   parameters=[NEURON_LAYER, NEURON_UNIT, NEURON_TOP, RETRY])
+    def get(self, request, job_id: str, node_id: int):
+        return analyses_views.lens(request._request, job_id, node_id, "neurons")
+
+
+class LensNeuron(OpenRead):
+    @extend_schema(operation_id="read_lens_neuron", responses=LENS_RESPONSES,
+                   description="One unit's activation on every square: `map` (64 numbers, a1 first), its `peak` and "
+                               "`square`. Refused for units without squares (Giraffe's).",
+                   parameters=[NEURON_LAYER, NEURON_INDEX, NEURON_UNIT, RETRY])
+    def get(self, request, job_id: str, node_id: int):
+        return analyses_views.lens(request._request, job_id, node_id, "neuron")
+
+
+class LensCarriers(OpenRead):
+    @extend_schema(operation_id="read_lens_carriers", responses=LENS_RESPONSES,
+                   description="Every unit's attribution to a move's logit (one backward pass); the `top` largest "
+                               "|estimates| re-measured by exact ablation: `carriers` [{layer, index, attribution, "
+                               "exact}] (`exact`: the measured logit change).",
+                   parameters=[OpenApiParameter("move", str, required=True, description="A legal UCI move."),
+                               NEURON_UNIT, NEURON_TOP, RETRY])
+    def get(self, request, job_id: str, node_id: int):
+        return analyses_views.lens(request._request, job_id, node_id, "carriers")
+
+
+SCAN_RESPONSES = {**LENS_RESPONSES,
+                  202: OpenApiResponse(schema.ScanPending, description="A worker scans the pool; `done` of `total` "
+                                       "positions so far. Ask `poll` again after Retry-After."),
+                  400: schema.error("The request is refused (an unknown layer or unit, a pool that is not atlas, game "
+                                    "or fens, a bad FEN, more than 512 FENs, a capability the network lacks); nothing "
+                                    "is stored or queued."),
+                  404: schema.error("No such job, position or scan.")}
+
+
+class LensWhereElse(OpenRead):
+    @extend_schema(operation_id="read_lens_where_else", responses=SCAN_RESPONSES,
+                   description="Where else a unit fires: its peak on every position of a pool (`atlas`: the head "
+                               "atlas's 256 positions; `game`: this analysis's positions), scanned by a worker in "
+                               "batches with progress. `top` [{index, fen, peak, square}], `mean` (its mean per "
+                               "square), `scanned`, `skipped` (positions without a legal move). `?scan=KEY` (from a "
+                               "202's `poll`) polls a scan.",
+                   parameters=[NEURON_LAYER, NEURON_INDEX, NEURON_UNIT, NEURON_TOP,
+                               OpenApiParameter("pool", str, enum=["atlas", "game"], description="Default atlas."),
+                               OpenApiParameter("scan", str, description="Poll the scan with this key."), RETRY])
+    def get(self, request, job_id: str, node_id: int):
+        return analyses_views.neuron_scan(request._request, job_id, node_id)
+
+    @extend_schema(operation_id="scan_lens_fens", responses={**SCAN_RESPONSES, 413: schema.error(
+                       "The body is over 128 KiB.")}, request=schema.FenPool,
+                   description="Where else a unit fires over an uploaded FEN list (JSON: layer, index, unit, top, "
+                               "fens: a list of FENs or one text with a FEN a line; at most 512). 202 with the "
+                               "`poll` URL, then 200 as for GET.")
+    def post(self, request, job_id: str, node_id: int):
+        return analyses_views.neuron_scan(request._request, job_id, node_id)

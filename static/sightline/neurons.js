@@ -1,0 +1,220 @@
+// The Lens view's neuron panel (issue 28, item 7): a layer's most active units on the shown
+// position; click one to draw its activation per square on the panel's board; a move's carriers
+// (every unit's attribution to its logit, the strongest re-measured exactly, marked "exact"); and
+// "where else does it fire": the unit's strongest positions over a pool (the head atlas's sample,
+// this game, or pasted FENs), scanned by a worker with its progress shown.
+// Every quantity comes from /api/jobs/<id>/nodes/<n>/lens/{neurons,neuron,carriers,where-else}/
+// (202 while a worker computes it, polled here). Lens (lens.js) owns the panel and tells it the node.
+
+import { Board, squareIndex } from "./board.js";
+
+const MOVES = 12;
+
+function escapeText(s) { return String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c])); }
+const signed = (v, d = 3) => `${v >= 0 ? "+" : ""}${v.toFixed(d)}`;
+
+// Orange for a positive activation, blue for a negative one; t in [-1, 1].
+export function activationColour(t) {
+  const a = Math.min(1, Math.abs(t));
+  return t >= 0 ? `rgba(234, 88, 12, ${a.toFixed(3)})` : `rgba(37, 99, 235, ${a.toFixed(3)})`;
+}
+
+const PANEL = `
+  <h3>Neurons <span class="muted small">a layer's most active units here; click one for its activation on each square</span></h3>
+  <p id="neurons-why" class="muted small" role="status"></p>
+  <div id="neurons-body">
+    <div class="controls lens-controls"><label>Layer <select id="neurons-layer"></select></label>
+      <span id="neurons-status" class="muted small" role="status"></span></div>
+    <div class="neurons-row">
+      <ol id="neurons-units" class="neurons-units"></ol>
+      <div class="neurons-map"><div id="neurons-board"></div><p id="neurons-map-caption" class="muted small"></p></div>
+    </div>
+    <h3>Carriers <span class="muted small">each unit's attribution to
+      <select id="neurons-move" aria-label="the move whose carriers are listed"></select>'s logit (one backward pass); the strongest re-measured by removing the unit</span></h3>
+    <ol id="neurons-carriers" class="neurons-list"></ol>
+    <p id="neurons-carriers-note" class="muted small"></p>
+    <h3>Where else does <span id="neurons-unit-name">a unit</span> fire?</h3>
+    <div class="controls lens-controls">
+      <label>Over <select id="neurons-pool"><option value="atlas">the atlas sample (256 positions)</option>
+        <option value="game">this game's positions</option><option value="fens">FENs I paste</option></select></label>
+      <button type="button" id="neurons-scan" disabled>Scan</button>
+      <progress id="neurons-progress" max="1" value="0" hidden></progress>
+      <span id="neurons-scan-status" class="muted small" role="status"></span>
+    </div>
+    <textarea id="neurons-fens" rows="4" hidden placeholder="one FEN a line (at most 512)" aria-label="FENs to scan"></textarea>
+    <ol id="neurons-where" class="neurons-list"></ol>
+  </div>`;
+
+export class Neurons {
+  constructor(page, game, root) {
+    this.page = page;
+    this.game = game;
+    this.root = root;
+    root.innerHTML = PANEL;
+    this.$ = (id) => root.querySelector(`#${id}`);
+    this.layer = 0; this.unit = null; this.move = null;
+    // Each part's draw number: an answer to an older ask of that part is dropped.
+    this.unitsSerial = 0; this.mapSerial = 0; this.carriersSerial = 0; this.scanSerial = 0;
+    this.board = new Board(this.$("neurons-board"), { coordinates: true });
+    this.$("neurons-layer").addEventListener("change", (e) => { this.layer = Number(e.target.value); this.unit = null; this.loadUnits(); });
+    this.$("neurons-move").addEventListener("change", (e) => { this.move = e.target.value; this.loadCarriers(); });
+    this.$("neurons-pool").addEventListener("change", (e) => { this.$("neurons-fens").hidden = e.target.value !== "fens"; });
+    this.$("neurons-scan").addEventListener("click", () => this.scan());
+  }
+
+  url(quantity, params) { return `${this.page.urls.nodes}${this.node}/lens/${quantity}/${params ? `?${new URLSearchParams(params)}` : ""}`; }
+
+  // Ask until the worker has it: 202 -> wait and ask its `poll`; 429 (this analysis's queue is
+  // full) -> wait and ask again; null once a newer draw (counter) began.
+  async poll(ask, serial, counter, onProgress) {
+    let res = await ask();
+    for (let tries = 0; tries < 900; tries++) {
+      if (serial !== this[counter]) return null;
+      const body = await res.json();
+      if (res.status !== 202 && res.status !== 429) {
+        if (!res.ok) throw new Error(body.error || `error ${res.status}`);
+        return body;
+      }
+      if (onProgress) onProgress(body);
+      await new Promise((r) => setTimeout(r, 1000 * Math.min(Number(res.headers.get("Retry-After") || 1), 2)));
+      res = await (body.poll ? fetch(body.poll, { headers: { Accept: "application/json" } }) : ask());
+    }
+    throw new Error("the worker has not answered yet");
+  }
+
+  get(quantity, params, what, counter) {
+    const serial = ++this[counter], status = this.$("neurons-status");
+    status.textContent = `computing ${what} on a worker…`;
+    return this.poll(() => fetch(this.url(quantity, params), { headers: { Accept: "application/json" } }), serial, counter)
+      .then((body) => { if (body) status.textContent = ""; return body; });
+  }
+
+  // The lens tells the panel its node and what the network offers (lens.js onNodeChange).
+  onNodeChange(id, about) {
+    this.node = id;
+    const kinds = about.neurons || {}, un = about.unavailable || {};
+    this.kind = kinds.mlp ? "mlp" : Object.keys(kinds)[0];
+    this.squares = this.kind ? kinds[this.kind].squares : false;
+    this.$("neurons-body").hidden = !this.kind;
+    this.$("neurons-why").textContent = this.kind ? "" : `No neurons: ${un.neurons || "this network has no units with activations"}.`;
+    if (!this.kind) return;
+    this.units = about.units[this.kind];
+    this.fillLayers();
+    this.fillMoves(un.policy);
+    this.board.setPosition(this.game.nodes[id].fen);
+    this.board.setHeat(null);
+    this.$("neurons-map-caption").textContent = this.squares ? "" : "These units have no squares: one activation per position.";
+    this.loadUnits();
+    this.loadCarriers();
+  }
+
+  fillLayers() {
+    this.layer = Math.min(this.layer, this.units.layers - 1);
+    const sel = this.$("neurons-layer");
+    sel.innerHTML = Array.from({ length: this.units.layers }, (_, l) => `<option value="${l}">${l}</option>`).join("");
+    sel.value = String(this.layer);
+  }
+
+  // The network's top moves here (its policy, once known) and the move played.
+  fillMoves(noPolicy) {
+    const sel = this.$("neurons-move"), node = this.game.nodes[this.node];
+    const played = this.game.nodes[node.children[0]]?.uci;
+    const policy = (this.game.results.get(this.node)?.eval?.policy || []).slice(0, MOVES).map(([uci]) => uci);
+    const moves = [...new Set([...(played ? [played] : []), ...policy])];
+    this.$("neurons-carriers").innerHTML = noPolicy ? `<li class="muted">${escapeText(noPolicy)}</li>` : "";
+    if (noPolicy || !moves.length) { sel.innerHTML = ""; this.move = null; return; }
+    if (!moves.includes(this.move)) this.move = moves[0];
+    sel.innerHTML = moves.map((m) => `<option>${m}</option>`).join("");
+    sel.value = this.move;
+  }
+
+  async loadUnits() {
+    const list = this.$("neurons-units");
+    list.innerHTML = `<li class="muted">…</li>`;
+    try {
+      const body = await this.get("neurons", { unit: this.kind, layer: this.layer, top: 10 }, "the most active units", "unitsSerial");
+      if (!body) return;
+      list.innerHTML = body.units.map((u) => `<li><button type="button" class="link neurons-unit" data-index="${u.index}"
+        title="mean ${signed(u.mean)} over the squares">unit ${u.index}</button> peak ${signed(u.peak)}${u.square ? ` on ${u.square}` : ""}</li>`).join("");
+      list.querySelectorAll("button").forEach((b) => b.addEventListener("click", () => this.pickUnit(Number(b.dataset.index))));
+      if (this.unit === null && body.units.length) this.pickUnit(body.units[0].index);
+      else if (this.unit !== null) this.pickUnit(this.unit);
+    } catch (err) { list.innerHTML = `<li class="muted">${escapeText(err.message)}</li>`; }
+  }
+
+  async pickUnit(index) {
+    this.unit = index;
+    this.root.querySelectorAll(".neurons-unit").forEach((b) => b.classList.toggle("selected", Number(b.dataset.index) === index));
+    this.$("neurons-unit-name").textContent = `unit ${this.layer}:${index}`;
+    this.$("neurons-scan").disabled = false;
+    if (!this.squares) return;
+    try {
+      const body = await this.get("neuron", { unit: this.kind, layer: this.layer, index }, "the unit's map", "mapSerial");
+      if (body && body.request.index === this.unit && body.request.layer === this.layer) this.drawMap(body);
+    } catch (err) { this.$("neurons-map-caption").textContent = err.message; }
+  }
+
+  drawMap(body) {
+    const span = Math.max(1e-9, ...body.map.map(Math.abs));
+    this.board.setHeat(body.map.map((v) => v / span), activationColour, 0.75);
+    this.board.setMarks({ [squareIndex(body.square)]: "query" });
+    this.$("neurons-board").dataset.unit = `${body.request.layer}:${body.request.index}`;
+    this.$("neurons-map-caption").textContent = `Unit ${body.request.layer}:${body.request.index}: peak ${signed(body.peak)} on ${body.square} (orange positive, blue negative; scale ±${span.toFixed(3)})`;
+  }
+
+  async loadCarriers() {
+    if (!this.move) return;
+    const list = this.$("neurons-carriers");
+    list.innerHTML = `<li class="muted">…</li>`;
+    try {
+      const body = await this.get("carriers", { unit: this.kind, move: this.move, top: 8 }, "the carriers", "carriersSerial");
+      if (!body || body.move !== this.move) return;
+      list.innerHTML = body.carriers.map((c) => `<li data-layer="${c.layer}" data-index="${c.index}">unit ${c.layer}:${c.index}
+        attribution ${signed(c.attribution)}${c.exact === null ? " (estimate)" : `, <b class="exact" title="measured by removing the unit">exact ${signed(c.exact)}</b>`}</li>`).join("");
+      this.$("neurons-carriers-note").textContent = `The strongest of ${body.units} units ranked by one backward pass; "exact": the move's logit change measured with the unit removed.`;
+    } catch (err) { list.innerHTML = `<li class="muted">${escapeText(err.message)}</li>`; }
+  }
+
+  scanRequest() {
+    const fields = { unit: this.kind, layer: this.layer, index: this.unit, top: 8 };
+    const pool = this.$("neurons-pool").value;
+    const headers = { Accept: "application/json" };
+    if (pool !== "fens") return fetch(this.url("where-else", { ...fields, pool }), { headers });
+    return fetch(this.url("where-else"), { method: "POST", headers: { ...headers, "Content-Type": "application/json" },
+      body: JSON.stringify({ ...fields, fens: this.$("neurons-fens").value }) });
+  }
+
+  async scan() {
+    if (this.unit === null) return;
+    const serial = ++this.scanSerial, bar = this.$("neurons-progress"), status = this.$("neurons-scan-status");
+    bar.hidden = false; bar.value = 0;
+    status.textContent = "queued…";
+    this.$("neurons-where").innerHTML = "";
+    const progress = (b) => {
+      if (!b.total) return;
+      bar.max = b.total; bar.value = b.done;
+      status.textContent = `${b.done} of ${b.total} positions`;
+    };
+    try {
+      const body = await this.poll(() => this.scanRequest(), serial, "scanSerial", progress);
+      if (!body) return;
+      bar.max = 1; bar.value = 1;
+      status.textContent = `${body.scanned} positions scanned${body.skipped ? ` (${body.skipped} without a legal move skipped)` : ""}`;
+      this.drawWhere(body);
+    } catch (err) { status.textContent = err.message; bar.hidden = true; }
+  }
+
+  // The strongest positions: a game's position is a link to it; a click on a FEN copies it.
+  drawWhere(body) {
+    const nodeOf = new Map(Object.values(this.game.nodes).map((n) => [n.fen, n.id]));
+    const list = this.$("neurons-where");
+    list.innerHTML = body.top.map((f) => {
+      const id = nodeOf.get(f.fen), fen = `<code class="neurons-fen" title="click to copy">${escapeText(f.fen)}</code>`;
+      return `<li>peak ${signed(f.peak)}${f.square ? ` on ${f.square}` : ""}: ${id === undefined ? "" : `<a href="#${id}">position ${id}</a> `}${fen}</li>`;
+    }).join("");
+    list.querySelectorAll("code").forEach((code) => code.addEventListener("click", async () => {
+      try { await navigator.clipboard.writeText(code.textContent); this.$("neurons-scan-status").textContent = "FEN copied"; }
+      catch (err) { window.getSelection().selectAllChildren(code); }
+    }));
+  }
+}

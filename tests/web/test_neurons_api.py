@@ -1,0 +1,268 @@
+"""Neurons through the API (issue 28, item 7): a layer's most active units, one unit's map, a move's
+carriers with exact re-measures, and where else a unit fires over a pool, checked before anything
+is queued, computed by the worker's task (the scan with stored progress), cached like the lens."""
+
+from __future__ import annotations
+
+import json
+
+import chess
+import numpy as np
+import pytest
+import torch
+
+from analysis.checkpoint import load_evaluator
+from analysis.heads.sample import load_sample
+from analysis.lens import lens_for
+from webapp.analyses.gameinput import board_for, parse_pgn
+from webapp.analyses.jobs import create_job
+from webapp.analyses.models import LensResult
+from webapp.analyses.neurons import MAX_POOL
+from webapp.analyses.tasks import compute_lens
+
+GAME = "1. e4 e5 2. Nf3 *"
+POOL = ["r1bq1rk1/ppp2ppp/2np1n2/2b1p3/2B1P3/2NP1N2/PPP2PPP/R1BQ1RK1 w - - 0 7",
+        "8/8/4k3/8/2K5/8/3P4/8 b - - 0 50",
+        "4r1k1/pp3ppp/8/3q4/8/1P3Q2/P4PPP/4R1K1 b - - 3 25",
+        "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3"]  # mate: no legal move, skipped
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    tasks = []
+    monkeypatch.setattr("workers.dispatch.send_task",
+                        lambda name, args, queue, task_id=None: tasks.append((name, args)))
+    return tasks
+
+
+@pytest.fixture
+def job(tiny_network):
+    return create_job(parse_pgn(GAME), tiny_network, "policy", 1, dispatch=False)
+
+
+@pytest.fixture(scope="module")
+def adapter(tiny_checkpoint):
+    evaluator = load_evaluator(tiny_checkpoint, "cpu")
+    return lens_for(evaluator.model, evaluator.encoding)
+
+
+def url(job, node, quantity, query=""):
+    return f"/api/jobs/{job.id}/nodes/{node}/lens/{quantity}/{query}"
+
+
+def ready(client, sent, address, method="get", **kwargs):
+    """Ask, run what the worker was sent, ask again: the answer."""
+    first = getattr(client, method)(address, **kwargs)
+    assert first.status_code == 202, first.json()
+    for name, args in sent:
+        assert name == "sightline.compute_lens" and compute_lens(*args) == "ready"
+    sent.clear()
+    answer = client.get(first.json()["poll"])
+    assert answer.status_code == 200, answer.json()
+    return first.json(), answer.json()
+
+
+def acts(adapter, board, layer) -> np.ndarray:
+    with torch.no_grad():
+        return adapter.activations([adapter.prepare(board)], "mlp", layer)[0].numpy()  # (64, units)
+
+
+def test_the_capabilities_name_the_units_with_activations(client, job):
+    about = client.get(f"/api/jobs/{job.id}/nodes/0/lens/").json()
+    assert about["neurons"] == {"mlp": {"squares": True}} and "neurons" not in about["unavailable"]
+
+
+def test_a_layer_s_most_active_units(client, job, sent, adapter):
+    _, body = ready(client, sent, url(job, 1, "neurons", "?layer=1&top=5"))
+    truth = acts(adapter, board_for(job.nodes, 1), 1)
+    assert [u["index"] for u in body["units"]] == np.argsort(-truth.max(0), kind="stable")[:5].tolist()
+    assert body["units"][0]["peak"] == pytest.approx(float(truth.max()), abs=1e-5)
+    assert body["request"] == {"quantity": "neurons", "unit": "mlp", "layer": 1, "top": 5}
+    assert client.get(url(job, 1, "neurons", "?layer=1&top=5")).status_code == 200 and sent == []  # cached
+
+
+def test_a_unit_s_map_is_its_activation_per_real_square(client, job, sent, adapter):
+    _, body = ready(client, sent, url(job, 1, "neuron", "?layer=0&index=7"))
+    truth = acts(adapter, board_for(job.nodes, 1), 0)[:, 7]
+    np.testing.assert_allclose(body["map"], truth, atol=1e-5)
+    assert body["square"] == chess.SQUARE_NAMES[int(truth.argmax())]
+
+
+def test_a_move_s_carriers_are_re_measured_exactly(client, job, sent, adapter):
+    _, body = ready(client, sent, url(job, 0, "carriers", "?move=e2e4&top=4"))
+    assert body["move"] == "e2e4" and body["units"] == 2 * 32 and len(body["carriers"]) == 4
+    prepared = adapter.prepare(chess.Board())
+    column = [m.uci() for m in prepared.moves].index("e2e4")
+    with torch.no_grad():
+        clean = adapter.run(prepared)[1].logits[0, column]
+    for c in body["carriers"]:
+        scales = torch.ones(1, 2, 32)
+        scales[0, c["layer"], c["index"]] = 0
+        with torch.no_grad():
+            ablated = adapter.run(prepared, 1, {"mlp": scales})[1].logits[0, column]
+        assert c["exact"] == pytest.approx(float(ablated - clean), abs=1e-5)
+
+
+def test_where_else_over_the_atlas_sample_stores_its_progress(client, job, sent, adapter, monkeypatch):
+    from webapp.analyses import neurons, tasks
+
+    stored = []
+
+    def watched(hold, request, progress):  # the stored progress after each batch
+        return neurons.scan(hold, request, lambda done, total: (
+            progress(done, total), stored.append(LensResult.objects.values_list("done", "total").get())))
+    monkeypatch.setattr(tasks, "scan_neuron", watched)
+    first, body = ready(client, sent, url(job, 0, "where-else", "?layer=1&index=3&top=4"))
+    assert (first["done"], first["total"]) == (0, 0) and "scan=" in first["poll"]
+    assert stored == [(64, 256), (128, 256), (192, 256), (256, 256)]
+    sample = load_sample()
+    peaks = [acts(adapter, b, 1)[:, 3].max() for b in sample]
+    assert [f["index"] for f in body["top"]] == np.argsort(-np.array(peaks), kind="stable")[:4].tolist()
+    assert body["top"][0]["fen"] == sample[body["top"][0]["index"]].fen()
+    assert body["top"][0]["peak"] == pytest.approx(max(peaks), abs=1e-5)
+    assert body["scanned"] == body["size"] == 256 and body["skipped"] == 0 and len(body["mean"]) == 64
+    assert body["request"]["pool"] == "atlas"
+
+
+def test_where_else_over_this_game_and_a_pending_scan_shows_progress(client, job, sent):
+    first = client.get(url(job, 0, "where-else", "?layer=0&index=1&pool=game"))
+    entry = LensResult.objects.get()
+    LensResult.objects.filter(pk=entry.pk).update(done=2, total=4)
+    polled = client.get(first.json()["poll"])
+    assert polled.status_code == 202 and (polled.json()["done"], polled.json()["total"]) == (2, 4)
+    assert entry.request["fens"] == [n["fen"] for n in job.nodes]
+    (_, args), = sent
+    assert compute_lens(*args) == "ready"
+    body = client.get(first.json()["poll"]).json()
+    assert body["size"] == body["scanned"] == len(job.nodes) and "fens" not in body["request"]
+
+
+def test_where_else_over_an_uploaded_fen_list(client, job, sent, adapter):
+    text = "# my positions\n" + "\n".join(POOL) + "\n\n"
+    first, body = ready(client, sent, url(job, 0, "where-else"), method="post",
+                        data=json.dumps({"layer": 1, "index": 5, "top": 2, "fens": text}),
+                        content_type="application/json")
+    peaks = [acts(adapter, chess.Board(f), 1)[:, 5].max() for f in POOL[:3]]
+    assert [f["index"] for f in body["top"]] == np.argsort(-np.array(peaks), kind="stable")[:2].tolist()
+    assert body["size"] == 4 and body["scanned"] == 3 and body["skipped"] == 1
+    again = client.post(url(job, 0, "where-else"), data=json.dumps({"layer": 1, "index": 5, "top": 2, "fens": POOL}),
+                        content_type="application/json")
+    assert again.status_code == 200 and sent == [] and again.json()["top"] == body["top"]  # the same pool: cached
+
+
+BAD_GETS = [
+    ("neurons", "?layer=2", "layer 2 is out of range"),
+    ("neurons", "", "layer is required"),
+    ("neurons", "?layer=x", "layer must be a whole number"),
+    ("neurons", "?layer=0&top=33", "top must be between 1 and 32"),
+    ("neurons", "?layer=0&unit=head", "'head' units have no activations"),
+    ("neurons", "?layer=0&unit=channel", "'channel' units have no activations"),
+    ("neuron", "?layer=0&index=32", "mlp unit 32 is out of range"),
+    ("neuron", "?layer=0&index=-1", "index must be 0 or more"),
+    ("neuron", "?layer=0", "index is required"),
+    ("carriers", "?move=e2e5", "not a legal move"),
+    ("carriers", "?move=zz", "not a UCI move"),
+    ("carriers", "", "not a UCI move"),
+    ("where-else", "?layer=0&index=99", "out of range"),
+    ("where-else", "?layer=0&index=0&pool=moon", "pool must be one of atlas, game, fens"),
+    ("where-else", "?layer=0&index=0&pool=fens", "sent with post"),
+]
+
+
+@pytest.mark.parametrize("quantity, query, fragment", BAD_GETS)
+def test_a_bad_request_is_one_400_and_nothing_is_stored(client, job, sent, quantity, query, fragment):
+    response = client.get(url(job, 0, quantity, query))
+    assert response.status_code == 400 and fragment.lower() in response.json()["error"].lower(), response.json()
+    assert LensResult.objects.count() == 0 and sent == []
+
+
+BAD_POSTS = [
+    ({"layer": 0, "index": 0, "fens": POOL[:1] * (MAX_POOL + 1)}, 400, f"at most {MAX_POOL}"),
+    ({"layer": 0, "index": 0, "fens": ["not a fen"]}, 400, "fen 1"),
+    ({"layer": 0, "index": 0, "fens": [POOL[0], "8/8/8/8/8/8/8/8 w - - 0 1"]}, 400, "fen 2"),
+    ({"layer": 0, "index": 0, "fens": []}, 400, "empty"),
+    ({"layer": 0, "index": 0, "fens": POOL[3:]}, 400, "no position of the list has a legal move"),
+    ({"layer": 0, "index": 0, "fens": [1, 2]}, 400, "list of fen strings"),
+    ({"layer": 0, "index": 0}, 400, "fens is required"),
+    ({"layer": 5, "index": 0, "fens": POOL}, 400, "layer 5 is out of range"),
+    ([POOL], 400, "json object"),
+    ({"layer": 0, "index": 0, "fens": "x" * (200 * 1024)}, 413, "at most 131,072"),
+]
+
+
+@pytest.mark.parametrize("body, status, fragment", BAD_POSTS)
+def test_a_bad_upload_is_one_4xx_and_nothing_is_stored(client, job, sent, body, status, fragment):
+    response = client.post(url(job, 0, "where-else"), data=json.dumps(body), content_type="application/json")
+    assert response.status_code == status and fragment.lower() in response.json()["error"].lower(), response.json()
+    assert LensResult.objects.count() == 0 and sent == []
+
+
+def test_an_unknown_scan_or_job_is_404(client, job, sent):
+    assert client.get(url(job, 0, "where-else", "?scan=abc")).status_code == 404
+    assert client.get(url(job, 9, "neurons", "?layer=0")).status_code == 404 and sent == []
+
+
+def test_a_network_without_a_lens_says_why(client, material_network, sent):
+    job = create_job(parse_pgn(GAME), material_network, "value", 1, dispatch=False)
+    response = client.get(url(job, 0, "neurons", "?layer=0"))
+    assert response.status_code == 400 and "not a network" in response.json()["error"]
+    assert LensResult.objects.count() == 0 and sent == []
+
+
+def test_a_unit_without_squares_has_no_map():
+    from webapp.analyses.lens import LensUnavailable
+    from webapp.analyses.neurons import check
+
+    described = {"units": {"mlp": {"layers": 1, "per_layer": 4}}, "neurons": {"mlp": {"squares": False}},
+                 "unavailable": {}}
+    with pytest.raises(LensUnavailable, match="no squares"):
+        check("neuron", {"layer": "0", "index": "1"}, chess.Board(), described)
+    with pytest.raises(LensUnavailable, match="has no mlp"):
+        check("neurons", {"layer": "0"}, chess.Board(), {**described, "neurons": {},
+                                                          "unavailable": {"neurons": "it has no mlp"}})
+
+
+@pytest.mark.parametrize("name, kind, squares", [("cf-small", "mlp", True), ("giraffe", "mlp", False),
+                                                 ("maia-1100", "channel", True), ("ag-cpu", None, "no MLP layers"),
+                                                 ("cb-cpu", None, "mlp units have no activations")])
+def test_which_units_have_activations_each_family_says(name, kind, squares):
+    """The capabilities the site reads: the kinds with activations, or the family's reason."""
+    from analysis.checkpoint import load_checkpoint
+    from tests.conftest import ROOT
+    from webapp.analyses.neurons import neuron_kinds
+
+    kinds, why = neuron_kinds(lens_for(load_checkpoint(ROOT / "weights" / f"{name}.safetensors")[0]))
+    if kind is None:
+        assert kinds == {} and squares in why, why
+    else:
+        assert kinds == {kind: {"squares": squares}} and why is None
+
+
+def test_without_a_unit_kind_the_first_with_activations_is_taken():
+    from webapp.analyses.neurons import check
+
+    described = {"units": {"block": {"layers": 6, "per_layer": 1}, "channel": {"layers": 6, "per_layer": 64}},
+                 "neurons": {"channel": {"squares": True}}, "unavailable": {}}
+    assert check("neuron", {"layer": "5", "index": "63"}, chess.Board(), described)["unit"] == "channel"
+
+
+def test_a_scan_holds_the_network_one_batch_at_a_time(adapter):
+    """The worker lets the shared network go between batches, so its analyses run beside a long scan."""
+    from contextlib import contextmanager
+
+    from analysis.lens.neurons import where_else
+    from webapp.analyses.neurons import SCAN_BATCH, scan
+
+    held = []
+
+    @contextmanager
+    def hold():
+        held.append(len(held))
+        yield adapter
+    request = {"quantity": "where_else", "unit": "mlp", "layer": 1, "index": 9, "top": 5, "pool": "atlas"}
+    progress = []
+    body = scan(hold, request, lambda done, total: progress.append((done, total)))
+    assert len(held) == 256 // SCAN_BATCH and progress[-1] == (256, 256)
+    whole = where_else(adapter, load_sample(), 1, 9, top=5)  # one call over the pool: the same answer
+    assert [f["index"] for f in body["top"]] == [f.index for f in whole.top]
+    np.testing.assert_allclose(body["mean"], whole.mean, atol=1e-5)
