@@ -1,0 +1,81 @@
+"""The decision timeline: at which readout point a network settles on its move, for every ply.
+
+Read from the evaluation's own forward pass: ``TimelineRecorder.recording`` hooks the network's
+readout points (``LensAdapter.capture_hooks``) for the length of one evaluator call, and
+``timelines`` reads each position's points out through the policy head (the logit lens, with
+no forward pass of its own). Per position it keeps what does not depend on the game: every
+legal move's rank at every readout point. ``for_ply`` then answers for the move played there:
+
+- ``final_from``: the first readout point from which the network's final move (its top move at
+  the last point, its own output) stays the top move to the end;
+- ``played_from``: the same for the move played in the game (None when the network's final move
+  is another move), with the played move's rank at every point.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator, Sequence
+
+import chess
+import torch
+
+from analysis.lens import LensUnavailable
+from analysis.lens.core import ranks_of
+from analysis.lens.decisions import position_timeline
+from analysis.models.lens import LensAdapter, hooks
+
+
+class TimelineRecorder:
+    """Reads the decision timeline of each position a network evaluates, from the evaluation's
+    own pass. ``why``: None when the network has the capability, else the sentence saying why not."""
+
+    def __init__(self, adapter: LensAdapter | None, why: str | None = None):
+        self.adapter = adapter
+        self.why = why if adapter is None else adapter.why_not("timeline")
+
+    @classmethod
+    def for_model(cls, model: torch.nn.Module, encoding) -> "TimelineRecorder":
+        from analysis.lens import lens_for
+
+        try:
+            return cls(lens_for(model, encoding))
+        except LensUnavailable as exc:
+            return cls(None, str(exc))
+
+    @contextmanager
+    def recording(self) -> Iterator[list]:
+        """Hooks the readout points while the block runs the network once; yields the store."""
+        store: list[torch.Tensor] = []
+        if self.why is not None:
+            yield store
+            return
+        with hooks(*self.adapter.capture_hooks(store)):
+            yield store
+
+    def timelines(self, boards: Sequence[chess.Board], store: list) -> list[dict]:
+        """One stored timeline per board from a recorded pass over exactly ``boards`` (a board
+        without legal moves, or a pass that ran no torch forward, gets ``{"why": ...}``)."""
+        if self.why is not None:
+            return [{"why": self.why} for _ in boards]
+        readouts = list(self.adapter.readouts)
+        if not store or len(store) % len(readouts):
+            why = "the evaluation ran no forward pass through the network's layers, so no readout point was seen"
+            return [{"why": why} for _ in boards]
+        points = [torch.cat(store[r::len(readouts)]) for r in range(len(readouts))]  # chunks joined
+        out, row = [], 0
+        for board in boards:
+            prepared = self.adapter.prepare(board)
+            rows = prepared.inputs.shape[0]
+            if prepared.moves:
+                stacked = torch.cat([p[row:row + rows] for p in points])  # (R * rows, ...)
+                with torch.inference_mode():
+                    read = self.adapter.unembed(prepared, stacked.to(next(self.adapter.model.parameters()).dtype), None)
+                logits = read.logits.detach().float().cpu().numpy()  # (R, moves)
+                out.append(position_timeline(readouts, [m.uci() for m in prepared.moves], ranks_of(logits)))
+            else:
+                out.append({"why": "the game is over here: no move to settle on"})
+            row += rows
+        if row != len(points[0]):
+            raise ValueError(f"the recorded pass has {len(points[0])} rows, not the {row} of these boards")
+        return out
