@@ -15,6 +15,7 @@ import { fetchState } from "./requests.js";
 import { Results } from "./results.js";
 import { connect } from "./socket.js";
 import { JobStatus, isFinished } from "./status.js";
+import { DecisionTimeline } from "./timeline.js";
 
 export function startGamePage(page) {
   const game = new GamePage(page);
@@ -41,6 +42,7 @@ class GamePage {
     this.panel = new PositionPanel(this);
     this.deeper = new Deeper(this);
     this.graph = new EvalGraph(this);
+    this.timeline = new DecisionTimeline(this);
     this.statusBar = new JobStatus(this);
     this.explorer = new Explorer(page, this);
     this.lens = new Lens(page, this);
@@ -52,6 +54,7 @@ class GamePage {
     connect(this);
     this.statusBar.render();
     this.graph.schedule();
+    this.timeline.schedule();
   }
 
   get firstPlyAt() { return this.results.firstPlyAt; } // bench/live.py times the first ply by it
@@ -101,6 +104,7 @@ class GamePage {
 
   refreshAll() {
     this.moveList.render(); this.renderPly(); this.statusBar.render(); this.graph.schedule(); this.player.settle();
+    this.timeline.schedule();
   }
 
   // ---- websocket messages (socket.js dispatches them here by kind) ---------------------
@@ -117,6 +121,7 @@ class GamePage {
     }
     this.statusBar.render();
     this.graph.schedule();
+    this.timeline.schedule();
     this.player.settle();
   }
 
@@ -153,6 +158,7 @@ class GamePage {
     this.renderPly();
     this.renderShare();
     this.graph.schedule();
+    this.timeline.schedule();
     this.explorer.onNodeChange(id);
     this.lens.onNodeChange(id);
   }
