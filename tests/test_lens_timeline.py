@@ -1,6 +1,6 @@
 """The decision timeline read from an evaluator's own batched pass equals what ``python -m analysis
-lens`` says for each position (cf-small, cb-cpu, a synthetic lc0 attention net); a family whose lens
-cannot read that pass, and a position with no move, say why."""
+lens`` says for each position (cf-small, cb-cpu, a synthetic lc0 attention net, ag-cpu, Maia); a family
+whose lens cannot read that pass (Giraffe), and a position with no move, say why."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def lc0_net(tmp_path_factory):
     return str(write_net(tmp_path_factory.mktemp("lc0") / "synth.pb.gz", SYNTH, seed=5))
 
 
-@pytest.mark.parametrize("name", ["cf-small", "cb-cpu", "lc0-synth"])
+@pytest.mark.parametrize("name", ["cf-small", "cb-cpu", "lc0-synth", "ag-cpu", "maia-1100"])
 def test_the_timeline_of_the_evaluation_pass_is_the_cli_logit_lens(capsys, name, request):
     model = request.getfixturevalue("lc0_net") if name == "lc0-synth" else str(ROOT / "weights" / f"{name}.safetensors")
     boards = [chess.Board(fen) for fen in FENS]
@@ -79,7 +79,7 @@ def test_no_move_and_no_capability_say_why():
 
     giraffe = load_evaluator(str(ROOT / "weights" / "giraffe.safetensors"), device="cpu")
     recorder = TimelineRecorder.for_model(giraffe.model, giraffe.encoding)
-    assert "forward pass of its own" in recorder.why
+    assert "one readout point" in recorder.why
     with recorder.recording() as store:
         giraffe.evaluate(boards[:1])
     assert recorder.timelines(boards[:1], store) == [{"why": recorder.why}]
