@@ -4,7 +4,9 @@ analysis with it off, as a ratio. Target (issue 28): at most 1.1 (no more than 1
 The site's default network (or ``--network``) with its default search and budget (or ``--search``)
 analyses the game as a worker does (``JobRun``, model loaded, nothing cached, no engine lane, so
 the network's own work is all that is timed); off and on alternate, ``--rounds`` times each, and
-the ratio is taken per round (the machine is shared, and its load comes and goes). On, phase 1's
+the ratio is taken per round (the machine is shared, and its load comes and goes), of the wall time
+and of this process's CPU time (what the work itself costs, which other processes' load does not
+stretch; torch runs ``SIGHTLINE_TORCH_THREADS`` threads, 1 by default). On, phase 1's
 batches run with the readout points hooked and each position's points read through the policy
 head; off, the plain evaluation.
 
@@ -30,7 +32,8 @@ sys.path.insert(0, str(ROOT))
 from bench.engine_lane import GAME, first_plies  # noqa: E402
 
 
-def timed_run(tree, network, evaluator, search: str, timeline: bool) -> float:
+def timed_run(tree, network, evaluator, search: str, timeline: bool) -> tuple[float, float]:
+    """(wall seconds, this process's CPU seconds) of one analysis with nothing cached."""
     from webapp.analyses.jobs import create_job
     from webapp.analyses.models import PositionResult
     from webapp.analyses.publish import NullPublisher
@@ -41,11 +44,11 @@ def timed_run(tree, network, evaluator, search: str, timeline: bool) -> float:
     spec = SEARCHES[search]
     job = create_job(tree, network, spec.name, 1 if spec.fixed else spec.budget_default, dispatch=False,
                      engine_nodes=0)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     done = JobRun(job, evaluator, NullPublisher(), timeline=timeline).run()
-    elapsed = time.perf_counter() - t0
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
     assert done.status == "done", done.error
-    return elapsed
+    return elapsed, cpu
 
 
 def main() -> int:
@@ -87,28 +90,33 @@ def main() -> int:
         load.append(round(os.getloadavg()[0], 2))
         off.append(timed_run(tree, network, evaluator, search, False))
         on.append(timed_run(tree, network, evaluator, search, True))
+        print(f"round {len(on)}: off {off[-1][0]:.2f} s ({off[-1][1]:.2f} s CPU), "
+              f"on {on[-1][0]:.2f} s ({on[-1][1]:.2f} s CPU)", flush=True)
     # What the timeline stored: one per position, or the reason there is none.
     PositionResult.objects.filter(network_checksum=network.checksum).delete()
     job = create_job(tree, network, search, 1, dispatch=False, engine_nodes=0)
     JobRun(job, evaluator, lambda kind, payload: None).run()
     stored = [r.data.get("timeline") for r in PositionResult.objects.filter(network_checksum=network.checksum,
                                                                             settings_key="eval")]
-    ratios = [b / a for a, b in zip(off, on)]
+    ratios = [b[0] / a[0] for a, b in zip(off, on)]
+    cpu_ratios = [b[1] / a[1] for a, b in zip(off, on)]
     result = {
         "network": network.name, "search": search, "positions": len(tree.nodes), "rounds": args.rounds,
         "load_1min_per_round": load, "cpus": os.cpu_count(), "torch_threads": settings.SIGHTLINE_TORCH_THREADS,
         "batch_size": settings.SIGHTLINE_BATCH_SIZE, "device": str(getattr(evaluator.inner, "device", "cpu")),
         "timelines_stored": sum(1 for t in stored if t and "readouts" in t),
         "no_timeline_why": next((t["why"] for t in stored if t and "why" in t), None),
-        "off_s": [round(t, 2) for t in off], "on_s": [round(t, 2) for t in on],
+        "off_s": [round(t, 2) for t, _ in off], "on_s": [round(t, 2) for t, _ in on],
+        "off_cpu_s": [round(c, 2) for _, c in off], "on_cpu_s": [round(c, 2) for _, c in on],
         "ratio_on_over_off": round(statistics.median(ratios), 3), "ratio_rounds": [round(r, 3) for r in ratios],
-        "target": 1.1,
+        "cpu_ratio_on_over_off": round(statistics.median(cpu_ratios), 3),
+        "cpu_ratio_rounds": [round(r, 3) for r in cpu_ratios], "target": 1.1,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result))
-    print(f"timeline on / off: {result['ratio_on_over_off']}x ({network.name}, {search} search, "
-          f"{result['positions']} positions)")
+    print(f"timeline on / off: {result['ratio_on_over_off']}x wall, {result['cpu_ratio_on_over_off']}x CPU "
+          f"({network.name}, {search} search, {result['positions']} positions, median of {args.rounds} rounds)")
     return 0
 
 

@@ -63,9 +63,12 @@ class TimelineRecorder:
             why = "the evaluation ran no forward pass through the network's layers, so no readout point was seen"
             return [{"why": why} for _ in boards]
         points = [torch.cat(store[r::len(readouts)]) for r in range(len(readouts))]  # chunks joined
+        prepared_all = [self.adapter.prepare(board) for board in boards]
+        if sum(p.inputs.shape[0] for p in prepared_all) != len(points[0]):
+            why = "the evaluation's pass did not run these positions alone, so its readout points are not theirs"
+            return [{"why": why} for _ in boards]
         out, row = [], 0
-        for board in boards:
-            prepared = self.adapter.prepare(board)
+        for prepared in prepared_all:
             rows = prepared.inputs.shape[0]
             if prepared.moves:
                 stacked = torch.cat([p[row:row + rows] for p in points])  # (R * rows, ...)
@@ -76,6 +79,4 @@ class TimelineRecorder:
             else:
                 out.append({"why": "the game is over here: no move to settle on"})
             row += rows
-        if row != len(points[0]):
-            raise ValueError(f"the recorded pass has {len(points[0])} rows, not the {row} of these boards")
         return out

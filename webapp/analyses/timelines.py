@@ -1,15 +1,16 @@
 """The decision timeline in the evaluation lane: phase 1's batches read with the readout points hooked.
 
-The hooks sit on the network itself, so a batch is run on the network alone: through the shared
-batcher's ``exclusive`` (no other job's pass, and no lens call, runs while they are on), with
-the same one forward pass the batch costs anyway. An evaluator that runs no torch network (the
-material count), or a family whose lens cannot read the evaluation's pass, gets the plain
-evaluation and a stored sentence saying why there is no timeline.
+The hooks sit on the network itself, so a batch is run on the network alone: inside the shared
+batcher's ``exclusive`` (no other job's pass, and no lens call, runs while they are on; the
+holder's own call goes straight through), with the same one forward pass the batch costs anyway,
+through whatever wraps the evaluator. An evaluator that runs no torch network (the material
+count), or a family whose lens cannot read the evaluation's pass, gets the plain evaluation and a
+stored sentence saying why there is no timeline.
 """
 
 from __future__ import annotations
 
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from typing import Sequence
 
 import chess
@@ -49,17 +50,13 @@ class TimelineLane:
         else:
             self.recorder = TimelineRecorder.for_model(self.torch.model, self.torch.encoding)
 
-    @contextmanager
-    def _alone(self):
-        with (self.shared.exclusive() if self.shared is not None else nullcontext(self.torch)) as inner:
-            yield inner
-
     def evaluate(self, boards: Sequence[chess.Board]) -> tuple[list[Evaluation], list[dict | None]]:
         if self.recorder is None:
             return self.evaluator.evaluate(boards), [None] * len(boards)
         if self.recorder.why is not None:
             return self.evaluator.evaluate(boards), [{"why": self.recorder.why} for _ in boards]
-        with self._alone() as inner, self.recorder.recording() as store:
-            evaluations = inner.evaluate(boards)
+        with self.shared.exclusive() if self.shared is not None else nullcontext(), \
+                self.recorder.recording() as store:
+            evaluations = self.evaluator.evaluate(boards)
         # The heads read the kept points with the hooks gone and the network shared again.
         return evaluations, self.recorder.timelines(boards, store)
