@@ -3,12 +3,12 @@ analysis with it off, as a ratio. Target (issue 28): at most 1.1 (no more than 1
 
 The site's default network (or ``--network``) with its default search and budget (or ``--search``)
 analyses the game as a worker does (``JobRun``, model loaded, nothing cached, no engine lane, so
-the network's own work is all that is timed); off and on alternate, ``--rounds`` times each, and
-the ratio is taken per round (the machine is shared, and its load comes and goes), of the wall time
-and of this process's CPU time (what the work itself costs, which other processes' load does not
-stretch; torch runs ``SIGHTLINE_TORCH_THREADS`` threads, 1 by default). On, phase 1's
-batches run with the readout points hooked and each position's points read through the policy
-head; off, the plain evaluation.
+the network's own work is all that is timed). Off and on alternate, each first in every other
+round, ``--rounds`` times each, and the ratio is taken per round (the machine is shared, and its
+load comes and goes), of the wall time and of this process's CPU time (what the work itself
+costs, which other processes' load does not stretch; torch runs ``SIGHTLINE_TORCH_THREADS``
+threads, 1 by default). On, phase 1's batches run with the readout points hooked and each
+position's points are read through the heads; off, the plain evaluation.
 
     .venv/bin/python bench/timeline.py [--plies 80] [--rounds 3] [--network NAME] [--search NAME]
 
@@ -88,8 +88,8 @@ def main() -> int:
     off, on, load = [], [], []
     for _ in range(args.rounds):
         load.append(round(os.getloadavg()[0], 2))
-        off.append(timed_run(tree, network, evaluator, search, False))
-        on.append(timed_run(tree, network, evaluator, search, True))
+        for timeline in (False, True) if len(on) % 2 == 0 else (True, False):  # each goes first in turn
+            (on if timeline else off).append(timed_run(tree, network, evaluator, search, timeline))
         print(f"round {len(on)}: off {off[-1][0]:.2f} s ({off[-1][1]:.2f} s CPU), "
               f"on {on[-1][0]:.2f} s ({on[-1][1]:.2f} s CPU)", flush=True)
     # What the timeline stored: one per position, or the reason there is none.

@@ -23,7 +23,8 @@ export class DecisionTimeline {
     this.el = document.getElementById("decision-timeline");
     this.note = document.getElementById("decision-timeline-note");
     this.pending = false;
-    this.bars = 0; // plies drawn (tests read it)
+    this.bars = 0; // plies drawn
+    window.addEventListener("resize", () => this.schedule());
   }
 
   schedule() {
