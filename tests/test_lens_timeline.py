@@ -83,3 +83,17 @@ def test_no_move_and_no_capability_say_why():
     with recorder.recording() as store:
         giraffe.evaluate(boards[:1])
     assert recorder.timelines(boards[:1], store) == [{"why": recorder.why}]
+
+
+def test_a_forward_run_in_chunks_gives_the_same_timelines():
+    evaluator = load_evaluator(str(ROOT / "weights" / "cf-small.safetensors"), device="cpu")
+    recorder = TimelineRecorder.for_model(evaluator.model, evaluator.encoding)
+    boards = [chess.Board(fen) for fen in FENS] + [chess.Board()]
+    with recorder.recording() as store:
+        evaluator.evaluate(boards)
+    whole = recorder.timelines(boards, store)
+    evaluator.model.CPU_INFERENCE_CHUNK = 1  # the CPU path now runs one position per chunk
+    with recorder.recording() as store:
+        evaluator.evaluate(boards)
+    assert len(store) == len(boards) * len(recorder.adapter.readouts)
+    assert recorder.timelines(boards, store) == whole
