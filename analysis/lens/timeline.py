@@ -2,14 +2,9 @@
 
 Read from the evaluation's own forward pass: ``TimelineRecorder.recording`` hooks the network's
 readout points (``LensAdapter.capture_hooks``) for the length of one evaluator call, and
-``timelines`` reads each position's points out through the policy head (the logit lens, with
-no forward pass of its own). Per position it keeps what does not depend on the game: every
-legal move's rank at every readout point. ``for_ply`` then answers for the move played there:
-
-- ``final_from``: the first readout point from which the network's final move (its top move at
-  the last point, its own output) stays the top move to the end;
-- ``played_from``: the same for the move played in the game (None when the network's final move
-  is another move), with the played move's rank at every point.
+``timelines`` reads each position's points out through the heads (the logit lens, with no
+forward pass of its own). What is kept per position, and what a ply gets for the move played
+there, is ``analysis.lens.decisions`` (no torch there: the web process reads it).
 """
 
 from __future__ import annotations
@@ -62,7 +57,8 @@ class TimelineRecorder:
         if not store or len(store) % len(readouts):
             why = "the evaluation ran no forward pass through the network's layers, so no readout point was seen"
             return [{"why": why} for _ in boards]
-        points = [torch.cat(store[r::len(readouts)]) for r in range(len(readouts))]  # chunks joined
+        chunks = len(store) // len(readouts)  # a CPU forward may run a large batch in chunks
+        points = [store[r] if chunks == 1 else torch.cat(store[r::len(readouts)]) for r in range(len(readouts))]
         prepared_all = [self.adapter.prepare(board) for board in boards]
         if sum(p.inputs.shape[0] for p in prepared_all) != len(points[0]):
             why = "the evaluation's pass did not run these positions alone, so its readout points are not theirs"
@@ -71,12 +67,16 @@ class TimelineRecorder:
         for prepared in prepared_all:
             rows = prepared.inputs.shape[0]
             if prepared.moves:
-                stacked = torch.cat([p[row:row + rows] for p in points])  # (R * rows, ...)
-                with torch.inference_mode():
-                    read = self.adapter.unembed(prepared, stacked.to(next(self.adapter.model.parameters()).dtype), None)
-                logits = read.logits.detach().float().cpu().numpy()  # (R, moves)
-                out.append(position_timeline(readouts, [m.uci() for m in prepared.moves], ranks_of(logits)))
+                out.append(self._read(prepared, [p[row:row + rows] for p in points]))
             else:
                 out.append({"why": "the game is over here: no move to settle on"})
             row += rows
         return out
+
+    def _read(self, prepared, points: list[torch.Tensor]) -> dict:
+        """One position's points (rows each) through the heads: its stored timeline."""
+        dtype = next(self.adapter.model.parameters()).dtype  # a bf16 pass's points are read in float32
+        with torch.inference_mode():
+            read = self.adapter.unembed(prepared, torch.cat(points).to(dtype), None)
+        logits = read.logits.detach().float().cpu().numpy()  # (R, moves)
+        return position_timeline(self.adapter.readouts, [m.uci() for m in prepared.moves], ranks_of(logits))

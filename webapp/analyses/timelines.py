@@ -40,7 +40,6 @@ class TimelineLane:
 
     def __init__(self, evaluator, enabled: bool = True):
         self.evaluator = evaluator
-        self.enabled = enabled
         self.shared, self.torch = _unwrap(evaluator) if enabled else (None, None)
         if not enabled:
             self.recorder = None
