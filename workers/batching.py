@@ -45,6 +45,7 @@ class SharedBatcher(ForwardingEvaluator):
         self._cond = threading.Condition()
         self._pending: list[_Request] = []
         self._busy = False
+        self._owner: int | None = None  # the thread holding ``exclusive``
         self.requests = 0
         self.forward_passes = 0
 
@@ -52,6 +53,8 @@ class SharedBatcher(ForwardingEvaluator):
                  temperature: float = 1.0) -> list[Evaluation]:
         if not boards:
             return []
+        if self._owner == threading.get_ident():  # inside this thread's own ``exclusive`` block
+            return self.inner.evaluate(boards, attention=attention, temperature=temperature)
         request = _Request(list(boards), attention, temperature)
         with self._cond:
             self._pending.append(request)
@@ -73,15 +76,18 @@ class SharedBatcher(ForwardingEvaluator):
     @contextmanager
     def exclusive(self):
         """The wrapped evaluator for one caller alone (the lens hooks the shared network): waits
-        for the running batch, and every other caller waits until the block ends."""
+        for the running batch, and every other caller waits until the block ends. The holder's own
+        ``evaluate`` calls go straight through (the decision timeline evaluates through its wrappers)."""
         with self._cond:
             while self._busy:
                 self._cond.wait()
             self._busy = True
+            self._owner = threading.get_ident()
         try:
             yield self.inner
         finally:
             with self._cond:
+                self._owner = None
                 self._busy = False
                 self._cond.notify_all()
 

@@ -20,8 +20,11 @@ Vocabulary:
   V variants of one position (0 removes it, 1 is clean, 2 doubles, -1 flips). Variants run as
   one batch, so a whole causal grid is one forward pass; the scales may require grad, which is
   how attribution patching gets d(output)/d(scale) of every unit from one backward pass.
-- **capabilities**: ``policy``, ``value``, ``wdl``, ``head``, ``mlp`` (and any a family adds);
-  ``unavailable[name]`` is the sentence that says why a network lacks one.
+- **capabilities**: ``policy``, ``value``, ``wdl``, ``head``, ``mlp``, ``split``, ``timeline`` (and
+  any a family adds); ``unavailable[name]`` is the sentence that says why a network lacks one.
+- **timeline**: ``capture_hooks`` reads every readout point while the network runs its *own*
+  forward (the evaluator's batched pass), so the decision timeline (``analysis.lens.timeline``)
+  costs no forward pass of its own.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ import torch
 __all__ = ["CAPABILITIES", "LensAdapter", "Prepared", "ReadOut", "UnitKind", "hooks", "scale_units"]
 
 # The capabilities the lens layer asks about; a family may declare more.
-CAPABILITIES = ("policy", "value", "wdl", "head", "mlp", "split")
+CAPABILITIES = ("policy", "value", "wdl", "head", "mlp", "split", "timeline")
 
 
 def scale_units(x: torch.Tensor, scale: torch.Tensor, group: int = 1) -> torch.Tensor:
@@ -124,6 +127,11 @@ class LensAdapter(ABC):
             return f"a {self.family} network has no {capability} units"
         if capability == "split" and type(self).attention_split is LensAdapter.attention_split:
             return f"the {self.family} lens does not take its attention logits apart"
+        if capability == "timeline":
+            if type(self).capture_hooks is LensAdapter.capture_hooks:
+                return (f"the {self.family} lens reads its readout points in a forward pass of its own, "
+                        "so the evaluation's pass cannot give them")
+            return self.why_not("policy")
         if capability not in CAPABILITIES and capability not in self.units:
             return f"unknown capability {capability!r}"
         return None
@@ -163,3 +171,10 @@ class LensAdapter(ABC):
         first): "content" softmax(QK^T / sqrt(D)) alone, "position" the position term added to those
         logits (smolgen's bias, Shaw's RPE terms), "final" the network's own map (capability "split")."""
         raise ValueError(self.why_not("split") or f"the {self.family} lens cannot split its attention")
+
+    def capture_hooks(self, store: list) -> list:
+        """Hooks on the network's own modules that append the stream at every readout point, in
+        forward order, each time the network runs its own ``forward`` (the evaluator's batched pass):
+        (rows, ...) per point, where a position is ``prepared.inputs.shape[0]`` rows. A forward run
+        in chunks appends each chunk's points in turn. Returns the handles (capability "timeline")."""
+        raise ValueError(self.why_not("timeline"))

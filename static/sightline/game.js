@@ -18,6 +18,7 @@ import { fetchState } from "./requests.js";
 import { Results } from "./results.js";
 import { connect } from "./socket.js";
 import { JobStatus, isFinished } from "./status.js";
+import { DecisionTimeline } from "./timeline.js";
 
 export function startGamePage(page) {
   const game = new GamePage(page);
@@ -45,6 +46,7 @@ class GamePage {
     this.panel = new PositionPanel(this);
     this.deeper = new Deeper(this);
     this.graph = new EvalGraph(this);
+    this.timeline = new DecisionTimeline(this);
     this.statusBar = new JobStatus(this);
     this.explorer = new Explorer(page, this);
     this.lens = new Lens(page, this);
@@ -59,6 +61,7 @@ class GamePage {
     connect(this);
     this.statusBar.render();
     this.graph.schedule();
+    this.timeline.schedule();
   }
 
   get firstPlyAt() { return this.results.firstPlyAt; } // bench/live.py times the first ply by it
@@ -135,6 +138,7 @@ class GamePage {
   refreshAll() {
     this.moveList.render(); this.renderPly(); this.statusBar.render(); this.graph.schedule(); this.player.settle();
     this.renderMarksToggle(); this.review.render(); this.disagreements.render();
+    this.timeline.schedule();
   }
 
   // ---- websocket messages (socket.js dispatches them here by kind) ---------------------
@@ -153,6 +157,7 @@ class GamePage {
     }
     this.statusBar.render();
     this.graph.schedule();
+    this.timeline.schedule();
     this.player.settle();
     this.renderMarksToggle();
   }
@@ -192,6 +197,7 @@ class GamePage {
     this.renderPly();
     this.renderShare();
     this.graph.schedule();
+    this.timeline.schedule();
     this.explorer.onNodeChange(id);
     this.lens.onNodeChange(id);
   }

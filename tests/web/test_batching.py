@@ -111,3 +111,17 @@ def test_requests_with_other_options_are_not_merged(options):
         shared._cond.notify_all()
     a.join(); b.join()
     assert inner.batches == [2, 2] and len(results) == 2
+
+
+def test_the_exclusive_holder_evaluates_straight_through_while_others_wait():
+    inner = Slow()
+    shared = SharedBatcher(inner)
+    other_done = threading.Event()
+    other = threading.Thread(target=lambda: (shared.evaluate(positions(2, 1)), other_done.set()))
+    with shared.exclusive():
+        other.start()
+        assert len(shared.evaluate(positions(3, 0))) == 3  # the holder's own call: no deadlock
+        time.sleep(0.05)
+        assert not other_done.is_set() and inner.batches == [3]  # the other caller waits
+    other.join(timeout=5)
+    assert other_done.is_set() and inner.batches == [3, 2]

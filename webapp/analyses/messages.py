@@ -24,6 +24,7 @@ from typing import Any, Callable, ClassVar
 
 import chess
 
+from analysis.lens.decisions import for_ply
 from analysis.pov import bound_for_white, mate_for_white, score_for_white, wdl_for_white, white_to_move
 from webapp.analyses.models import AnalysisJob
 from webapp.analyses.results import job_results, san_line
@@ -34,9 +35,19 @@ DEEP_SCORE_DIGITS, DEEP_WDL_DIGITS = 5, 4
 
 
 # -- stored (side to move) JSON as White's ------------------------------------------------
-def eval_for_white(data: dict, white: bool) -> dict:
-    """A stored evaluation (``results.evaluation_json``) as White's; ``white``: White to move."""
+def played_move(nodes: list[dict], node: dict) -> str | None:
+    """The move played from ``node`` in the game (its first child's), None at the end of a line."""
+    children = node.get("children") or ()
+    return nodes[children[0]]["uci"] if children and children[0] < len(nodes) else None
+
+
+def eval_for_white(data: dict, white: bool, played: str | None = None) -> dict:
+    """A stored evaluation (``results.evaluation_json``) as White's; ``white``: White to move.
+    Its decision timeline goes out for the move ``played`` from the position (``decisions.for_ply``):
+    readout points are no point of view."""
     out = {k: v for k, v in data.items() if k != "extras"}
+    if data.get("timeline") is not None:
+        out["timeline"] = for_ply(data["timeline"], played)
     out["score"] = score_for_white(data["score"], white)
     out["wdl"] = wdl_for_white(data.get("wdl"), white)
     if data.get("action_values") is not None:
@@ -98,17 +109,18 @@ def engine_for_white(data: dict, white: bool) -> dict:
             "mate": mate_for_white(data.get("mate"), white), "score": score, "win": round(100 * score, 1)}
 
 
-def results_for_white(node: dict, parts: dict) -> dict:
+def results_for_white(node: dict, parts: dict, played: str | None = None) -> dict:
     """One node's stored {eval, search, judgement, engine, engine_judgement} as White's.
 
     A judgement is of the move that led to the node: its mover is the side NOT to move at the node.
     ``judgement`` is the mark to show: the engine's where the engine valued the move (its ``source``
-    is "engine"), else the network's; ``network_judgement`` is always the network's.
+    is "engine"), else the network's; ``network_judgement`` is always the network's. ``played``:
+    the move played from the node (for the evaluation's decision timeline).
     """
     white = white_to_move(node["fen"])
     out = {}
     if parts.get("eval") is not None:
-        out["eval"] = eval_for_white(parts["eval"], white)
+        out["eval"] = eval_for_white(parts["eval"], white, played)
     if parts.get("search") is not None:
         out["search"] = search_for_white(parts["search"], white)
     if parts.get("engine") is not None:
@@ -209,7 +221,8 @@ class Snapshot(Message):
     @classmethod
     def of(cls, job: AnalysisJob) -> "Snapshot":
         stored = job_results(job)
-        results = {str(k): results_for_white(job.nodes[k], v) for k, v in stored.items()}
+        results = {str(k): results_for_white(job.nodes[k], v, played_move(job.nodes, job.nodes[k]))
+                   for k, v in stored.items()}
         return cls(job=Status.of(job), results=results,
                    review={"engine": engine_review(job, stored), "network_marks": network_marks(job, stored)},
                    disagreements=disagreements(job, stored), network_swing=network_swing(job.network))
@@ -255,9 +268,11 @@ class Plies(Message):
     items: list[NodeEval]
 
     @classmethod
-    def of(cls, evals: list[tuple[dict, dict]]) -> "Plies":
-        """``evals``: (node, its stored evaluation) pairs."""
-        return cls(items=[NodeEval(node["id"], eval_for_white(data, white_to_move(node["fen"])))
+    def of(cls, evals: list[tuple[dict, dict]], nodes: list[dict] | None = None) -> "Plies":
+        """``evals``: (node, its stored evaluation) pairs; ``nodes``: the job's, which name the move
+        played from each node (for the decision timeline)."""
+        return cls(items=[NodeEval(node["id"], eval_for_white(data, white_to_move(node["fen"]),
+                                                              played_move(nodes, node) if nodes else None))
                           for node, data in evals])
 
     @classmethod

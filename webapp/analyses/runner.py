@@ -37,6 +37,7 @@ from webapp.analyses.models import EVAL_SETTINGS_KEY, AnalysisJob, PositionResul
 from webapp.analyses.publish import publish_status
 from webapp.analyses.results import digest_key, evaluation_json, search_json
 from webapp.analyses.searching import budget_for, make_search
+from webapp.analyses.timelines import TimelineLane
 from workers import shutdown
 from workers.claims import PositionClaims
 
@@ -89,9 +90,13 @@ class JobRun:
     publish: Publisher
     on_node: Callable[[PlyOutput], None] | None = None
     batch_size: int = field(default_factory=lambda: settings.SIGHTLINE_BATCH_SIZE)
+    # The decision timeline, read from phase 1's own forward passes (webapp.analyses.timelines);
+    # off only to measure what it costs (bench/timeline.py).
+    timeline: bool = True
 
     def __post_init__(self):
         self.memo = MemoEvaluator(self.evaluator)
+        self.timelines = TimelineLane(self.evaluator, self.timeline)
         self.engine = self._engine_pass()
 
     def _engine_pass(self) -> EnginePass:
@@ -195,15 +200,17 @@ class JobRun:
             self._check_cancelled()
             t0 = time.perf_counter()
             batch_boards = [boards[by_key[k][0]] for k in batch]
-            results = self.evaluator.evaluate(batch_boards)
+            results, timelines = self.timelines.evaluate(batch_boards)
             # Each legal move's predicted win probability, shown beside the policy (action-value heads).
             actions = self.evaluator.evaluate_actions(batch_boards) if self.evaluator.capabilities.action_values \
                 else [None] * len(batch)
             per_position_ms = (time.perf_counter() - t0) * 1000.0 / len(batch)
             rows = []
-            for key, ev, values in zip(batch, results, actions):
+            for key, ev, values, timeline in zip(batch, results, actions, timelines):
                 self.memo.remember(raw_keys[by_key[key][0]], ev)
                 known[key] = evaluation_json(ev, boards[by_key[key][0]], values)
+                if timeline is not None:
+                    known[key]["timeline"] = timeline
                 rows.append(PositionResult(position_key=key, network_checksum=checksum,
                                            settings_key=EVAL_SETTINGS_KEY, data=known[key],
                                            compute_ms=per_position_ms))
@@ -360,7 +367,7 @@ class JobRun:
         """A batch's evaluations go out together: one message per ``EVALS_PER_MESSAGE`` plies."""
         for start in range(0, len(node_ids), EVALS_PER_MESSAGE):
             chunk = node_ids[start:start + EVALS_PER_MESSAGE]
-            Plies.of([(self.job.nodes[n], known[keys[n]]) for n in chunk]).send(self.publish)
+            Plies.of([(self.job.nodes[n], known[keys[n]]) for n in chunk], self.job.nodes).send(self.publish)
         if self.on_node is not None:
             for node_id in node_ids:
                 self.on_node(PlyOutput(node_id, eval=known[keys[node_id]]))

@@ -100,6 +100,19 @@ class AlphaGateauLens(LensAdapter):
             raise ValueError(f"unknown readout point {readout!r}")
         return self._read(prepared, residual)
 
+    def capture_hooks(self, store: list) -> list:
+        """``streams``' points from the network's own pass: the two stems' outputs stacked (the node
+        stem runs first), then every block's (h, g) stacked, nodes first."""
+        m, stem = self.model, {}
+
+        def keep_edges(_m, _a, g):
+            store.append(torch.cat((stem.pop("h"), g), dim=1))
+
+        return ([m.node_stem.register_forward_hook(lambda _m, _a, h: stem.__setitem__("h", h)),
+                 m.edge_stem.register_forward_hook(keep_edges)]
+                + [block.register_forward_hook(lambda _m, _a, out: store.append(torch.cat(out[:2], dim=1)))
+                   for block in m.blocks])
+
     @torch.no_grad()
     def head_writes(self, prepared: Prepared, layer: int):
         """(the head's write (1, N, K): sum_j a_ij (W_h h_j + W_g g_ij), recomputed from the layer's

@@ -73,7 +73,7 @@ class ChessBenchLens(LensAdapter):
                     lambda _m, args, s=unit_scale: (scale_units(args[0], s),)))
         return handles
 
-    def _capture_hooks(self, store: list):
+    def capture_hooks(self, store: list):
         blocks = self.model.blocks
         handles = [blocks[0].register_forward_pre_hook(lambda _m, args: store.append(args[0]))]
         for block in blocks:
@@ -84,7 +84,7 @@ class ChessBenchLens(LensAdapter):
     def run(self, prepared, variants=1, scales=None, capture=False):
         store: list[torch.Tensor] = []
         rows = prepared.inputs.shape[0]
-        handles = self._scale_hooks(scales or {}, rows) + (self._capture_hooks(store) if capture else [])
+        handles = self._scale_hooks(scales or {}, rows) + (self.capture_hooks(store) if capture else [])
         with hooks(*handles):
             out = self.model(prepared.inputs.repeat(variants, 1))
         (logits,) = out.values()

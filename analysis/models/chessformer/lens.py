@@ -71,7 +71,7 @@ class ChessformerLens(LensAdapter):
                     lambda _m, args, s=unit_scale: (scale_units(args[0], s),)))
         return handles
 
-    def _capture_hooks(self, store: list):
+    def capture_hooks(self, store: list):
         layers = self.model.layers
         handles = [layers[0].register_forward_pre_hook(lambda _m, args: store.append(args[0]))]
         for layer in layers:
@@ -81,7 +81,7 @@ class ChessformerLens(LensAdapter):
 
     def run(self, prepared, variants=1, scales=None, capture=False):
         store: list[torch.Tensor] = []
-        handles = self._scale_hooks(scales or {}) + (self._capture_hooks(store) if capture else [])
+        handles = self._scale_hooks(scales or {}) + (self.capture_hooks(store) if capture else [])
         tokens = prepared.inputs.expand(variants, *prepared.inputs.shape[1:])
         with hooks(*handles):
             # _forward: the CPU path would split a large batch into chunks, which per-variant hooks must not see

@@ -63,7 +63,7 @@ class GiraffeLens(LensAdapter):
                                       "a hidden unit (the evaluator's, then the move evaluator's)"),
                       "group": UnitKind("group", 2, 3, "an input feature group (global, piece, square) "
                                                        "of the evaluator (layer 0) or move evaluator (layer 1)")}
-        self.unavailable = {"head": NO_HEADS, "wdl": NO_WDL, "depth": NO_DEPTH, "split": NO_HEADS}
+        self.unavailable = {"head": NO_HEADS, "wdl": NO_WDL, "depth": NO_DEPTH, "split": NO_HEADS, "timeline": NO_DEPTH}
         e, m = model.evaluator.first, model.move_evaluator
         self.sizes = ((e.global_in.out_features, e.piece_in.out_features, e.square_in.out_features),
                       (m.global_in.out_features, m.piece_in.out_features, m.square_in.out_features))

@@ -114,6 +114,13 @@ class AttentionLens(LensAdapter):
             raise ValueError(f"unknown readout point {readout!r}")
         return read_lc0(prepared, self.model.outputs(residual, every_head=False))
 
+    def capture_hooks(self, store: list) -> list:
+        """The same points as ``forward`` keeps, read from the network's own pass: the embedding's
+        output, then each encoder layer's LN1 and LN2 outputs."""
+        keep = lambda _m, _a, out: store.append(out)  # noqa: E731
+        modules = [self.model.embedding] + [ln for layer in self.model.encoders for ln in (layer.ln1, layer.ln2)]
+        return [module.register_forward_hook(keep) for module in modules]
+
     def layer_input(self, tokens: torch.Tensor, layer: int) -> torch.Tensor:
         """The stream entering encoder ``layer`` (the embedding, or the previous block's output)."""
         return self.forward(tokens, True)[1][2 * layer]

@@ -91,6 +91,13 @@ class ResNetLens(LensAdapter):
             raise ValueError(f"unknown readout point {readout!r}")
         return read_lc0(prepared, self.model.outputs(residual))
 
+    def capture_hooks(self, store: list) -> list:
+        """``body``'s points from the network's own pass: the first block's input (the embedding),
+        then every block's output."""
+        blocks = self.model.blocks
+        return ([blocks[0].register_forward_pre_hook(lambda _m, args: store.append(args[0]))]
+                + [block.register_forward_hook(lambda _m, _a, out: store.append(out)) for block in blocks])
+
     @torch.no_grad()
     def head_writes(self, prepared: Prepared, layer: int):
         raise ValueError(NO_HEADS)

@@ -1,0 +1,99 @@
+"""The decision timeline read from an evaluator's own batched pass equals what ``python -m analysis
+lens`` says for each position (cf-small, cb-cpu, a synthetic lc0 attention net, ag-cpu, Maia); a family
+whose lens cannot read that pass (Giraffe), and a position with no move, say why."""
+
+from __future__ import annotations
+
+import json
+
+import chess
+import pytest
+
+from analysis.checkpoint import load_evaluator
+from analysis.cli import main
+from analysis.lens.decisions import for_ply, settles
+from analysis.lens.timeline import TimelineRecorder
+from analysis.models.lc0.config import AttentionConfig
+from tests.conftest import ROOT
+from tests.lc0_random_nets import write_net
+
+FENS = ["r3k2r/ppp2ppp/2n1bn2/3qp3/3P4/2N1BN2/PPP1QPPP/R3K2R b KQkq - 4 9",
+        "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1"]
+SYNTH = AttentionConfig(encoders=2, embed=32, heads=4, d_model=32, ffn=48, dense_features=8, embedding_ffn=48,
+                        gates=True, smolgen_compress=4, smolgen_hidden=16, smolgen_gen=8, policy_embed=24,
+                        policy_dim=16, shared_policy_embedding=True, value_channels=8, moves_left_channels=8,
+                        moves_left_hidden=32, input_format=1)
+
+
+def _cli_lens(capsys, model: str, fen: str) -> dict:
+    assert main(["lens", "--model", model, "--fen", fen, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _recorded(model: str, boards: list[chess.Board]) -> list[dict]:
+    evaluator = load_evaluator(model, device="cpu")
+    recorder = TimelineRecorder.for_model(evaluator.model, evaluator.encoding)
+    assert recorder.why is None
+    with recorder.recording() as store:
+        evaluations = evaluator.evaluate(boards)  # one batch: the evaluation's own forward pass
+    timelines = recorder.timelines(boards, store)
+    for evaluation, timeline in zip(evaluations, timelines):
+        assert timeline["final"] == evaluation.best_move().uci()
+    return timelines
+
+
+@pytest.fixture(scope="module")
+def lc0_net(tmp_path_factory):
+    return str(write_net(tmp_path_factory.mktemp("lc0") / "synth.pb.gz", SYNTH, seed=5))
+
+
+@pytest.mark.parametrize("name", ["cf-small", "cb-cpu", "lc0-synth", "ag-cpu", "maia-1100"])
+def test_the_timeline_of_the_evaluation_pass_is_the_cli_logit_lens(capsys, name, request):
+    model = request.getfixturevalue("lc0_net") if name == "lc0-synth" else str(ROOT / "weights" / f"{name}.safetensors")
+    boards = [chess.Board(fen) for fen in FENS]
+    for board, timeline in zip(boards, _recorded(model, boards)):
+        lens = _cli_lens(capsys, model, board.fen())
+        assert timeline["readouts"] == lens["readouts"]
+        ranks = {uci: [point["rank"] for point in points] for uci, points in lens["lens"].items()}
+        assert timeline["ranks"] == ranks
+        assert timeline["final"] == lens["top"][-1]
+        assert timeline["final_from"] == settles(ranks[lens["top"][-1]])
+        assert lens["top"][timeline["final_from"]:] == [timeline["final"]] * (len(lens["top"]) - timeline["final_from"])
+        if timeline["final_from"] > 0:
+            assert lens["top"][timeline["final_from"] - 1] != timeline["final"]
+        other = next(uci for uci in ranks if uci != timeline["final"])
+        ply = for_ply(timeline, other)
+        assert ply["played"] == other and ply["played_from"] is None and ply["played_ranks"] == ranks[other]
+        assert for_ply(timeline, timeline["final"])["played_from"] == timeline["final_from"]
+
+
+def test_no_move_and_no_capability_say_why():
+    evaluator = load_evaluator(str(ROOT / "weights" / "cf-small.safetensors"), device="cpu")
+    recorder = TimelineRecorder.for_model(evaluator.model, evaluator.encoding)
+    boards = [chess.Board(), chess.Board("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1")]
+    with recorder.recording() as store:
+        evaluator.evaluate(boards)
+    first, mated = recorder.timelines(boards, store)
+    assert first["final"] and mated == {"why": "the game is over here: no move to settle on"}
+    assert for_ply(mated, None) == mated
+
+    giraffe = load_evaluator(str(ROOT / "weights" / "giraffe.safetensors"), device="cpu")
+    recorder = TimelineRecorder.for_model(giraffe.model, giraffe.encoding)
+    assert "one readout point" in recorder.why
+    with recorder.recording() as store:
+        giraffe.evaluate(boards[:1])
+    assert recorder.timelines(boards[:1], store) == [{"why": recorder.why}]
+
+
+def test_a_forward_run_in_chunks_gives_the_same_timelines():
+    evaluator = load_evaluator(str(ROOT / "weights" / "cf-small.safetensors"), device="cpu")
+    recorder = TimelineRecorder.for_model(evaluator.model, evaluator.encoding)
+    boards = [chess.Board(fen) for fen in FENS] + [chess.Board()]
+    with recorder.recording() as store:
+        evaluator.evaluate(boards)
+    whole = recorder.timelines(boards, store)
+    evaluator.model.CPU_INFERENCE_CHUNK = 1  # the CPU path now runs one position per chunk
+    with recorder.recording() as store:
+        evaluator.evaluate(boards)
+    assert len(store) == len(boards) * len(recorder.adapter.readouts)
+    assert recorder.timelines(boards, store) == whole
