@@ -135,6 +135,8 @@ def test_positions_without_action_values_stop_the_run_before_training(tmp_path):
 
 
 def test_bad_ablation_files_are_refused(tmp_path):
+    code, _, err = _cli("ablation", "run", str(_ablation(tmp_path, tmp_path / "nowhere")))
+    assert code == 2 and "nowhere not found: build it first" in err
     data = _dataset(tmp_path / "data")
     code, _, err = _cli("ablation", "table", str(_ablation(tmp_path, data, colour="blue")))
     assert code == 2 and "unknown setting(s): colour" in err

@@ -140,7 +140,7 @@ def write_card(cfg: AblationConfig, s: Summary, config_path: str) -> Path:
     lines = [f"# {cfg.name} / {s.variant.name}", "",
              f"One variant of the ablation \"{cfg.title}\" (`{config_path}`, `docs/ablations.md`). Trained from "
              f"`{s.variant.config}`: family `{train.family}`, preset `{train.model}`"
-             + (f" with {train.model_overrides}" if train.model_overrides else "")
+             + "".join(f", {k} = {v}" for k, v in train.model_overrides.items())
              + f", {p.get('parameters', 0):,} parameters; {training_cell(s)} on {p.get('hardware', 'unknown hardware')}"
              f" ({p.get('train_rows', 0):,} training samples in `{p.get('data')}`); final validation loss "
              f"{val_loss_cell(s)}.", "", "## Measured", ""]

@@ -19,7 +19,11 @@ def run_ablations(ablations: Sequence[tuple[AblationConfig, str]], *, train: boo
     """Everything still to do for every (ablation, its file): the trainings of all of them in one pool
     (so a core freed by one ablation's short runs takes the other's), then all measurements, then each
     ablation's cards and table. Returns what is left unfinished (empty when all are done)."""
-    for cfg, _ in ablations:
+    for cfg, path in ablations:
+        for data in {cfg.data, *(d for v in cfg.variants for d in v.train.datasets)}:
+            if not data.exists():
+                raise ValueError(f"{cfg.name}: dataset {data} not found: build it first ({path}'s header gives "
+                                 "the commands)")
         if cfg.same_positions:
             coverage = check_same_positions(cfg)
             cfg.store.mkdir(parents=True, exist_ok=True)

@@ -40,12 +40,16 @@ def pct(x: float) -> str:
 
 def training_cell(s: Summary) -> str:
     p = s.provenance
-    return f"{p.get('steps', 0):,} steps x {p.get('batch_size', 0)}, {p.get('wall_seconds', 0) / 60:.0f} min"
+    stopped = " (time limit)" if p.get("stopped_by_time_limit") else ""
+    return f"{p.get('steps', 0):,} steps x {p.get('batch_size', 0)}, {p.get('wall_seconds', 0) / 60:.1f} min{stopped}"
 
 
 def val_loss_cell(s: Summary) -> str:
     v = s.final_val
-    return f"{v['total']:.3f}" if "total" in v else "no validation split"
+    if "total" not in v:
+        return "no validation split"
+    top1 = f", policy top-1 {pct(v['policy_top1'])}" if "policy_top1" in v else ""
+    return f"{v['total']:.3f}{top1}"
 
 
 def puzzles_cell(s: Summary) -> str | None:
