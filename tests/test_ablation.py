@@ -14,7 +14,6 @@ from pathlib import Path
 
 import chess
 import pyarrow as pa
-import pytest
 import torch
 
 from analysis.ablation.config import load_ablation
