@@ -20,6 +20,7 @@ COMMAND_MODULES = [
     "lens_cmd",
     "data_cmds",
     "train_cmd",
+    "ablation_cmd",
     "selfplay_cmd",
     "eval_cmds",
     "elo_cmd",
