@@ -227,3 +227,11 @@ def test_the_causal_atlas_is_the_mean_of_single_head_ablations(net):
             assert abs(atlas.score[layer, head] - np.mean(changes)) < 1e-6
         else:
             assert atlas.score is None
+
+
+def test_a_head_that_changes_nothing_has_a_kl_of_zero_not_rounding_noise():
+    from analysis.lens.atlas import _kl
+
+    clean = torch.tensor([[0.3, -1.2, 2.5, 0.0]])
+    same = clean.repeat(3, 1) + torch.tensor([[0.0], [1e-7], [-1e-7]])  # a shift leaves the softmax as it is
+    assert (_kl(clean[0], same) >= 0).all() and float(_kl(clean[0], same).max()) < 1e-6

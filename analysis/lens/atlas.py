@@ -34,10 +34,11 @@ class CausalAtlas:
 
 
 def _kl(clean: torch.Tensor, ablated: torch.Tensor) -> torch.Tensor:
-    """KL(clean || ablated) per ablated row, over the legal moves' logits."""
+    """KL(clean || ablated) per ablated row, over the legal moves' logits (never below 0: a head
+    that changes nothing gives rounding noise of either sign)."""
     p = clean.float().log_softmax(-1)
     q = ablated.float().log_softmax(-1)
-    return (p.exp() * (p - q)).sum(-1)
+    return (p.exp() * (p - q)).sum(-1).clamp_min(0.0)
 
 
 def causal_atlas(adapter: LensAdapter, boards: Sequence[chess.Board], *, max_variants: int = 256,
