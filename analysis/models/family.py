@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from analysis.displayed_value import STATIC, DisplayedValue
 from analysis.evaluator import Capabilities, Evaluation
 
 __all__ = ["Capabilities", "Importer", "ModelFamily", "logits_softmax"]
@@ -98,6 +99,10 @@ class ModelFamily:
     # the family's own ``lens`` module; None with ``no_lens_reason`` saying why it cannot be taken apart.
     lens: Callable[[nn.Module, Any], Any] | None = None
     no_lens_reason: str = ""
+    # The value the site shows for a position (the evaluation lane, its graph, the network's marks):
+    # ``analysis.displayed_value``'s STATIC (one forward pass) or QUIESCENCE (for networks that were
+    # only ever read at the quiet leaves of a search).
+    displayed_value: DisplayedValue = STATIC
 
     def weights_config(self, config: Any) -> Any:
         """``config`` without its ``weightless_fields``: equal for interchangeable weights."""

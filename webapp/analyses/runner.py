@@ -27,13 +27,14 @@ from django.db import transaction
 from django.db.models import F
 
 from analysis.evaluator import ForwardingEvaluator
+from analysis.search.shown_value import position_valuer
 from webapp.analyses import lease
 from webapp.analyses.engine_pass import EnginePass
 from webapp.analyses.gameinput import node_boards
 from webapp.analyses.heartbeat import Heartbeat
 from webapp.analyses.judgements import JudgeRequest, judge_all, judgement_settings_key
 from webapp.analyses.messages import Engine, Judgements, Plies, Ply, Progress
-from webapp.analyses.models import EVAL_SETTINGS_KEY, AnalysisJob, PositionResult
+from webapp.analyses.models import AnalysisJob, PositionResult
 from webapp.analyses.publish import publish_status
 from webapp.analyses.results import digest_key, evaluation_json, search_json
 from webapp.analyses.searching import budget_for, make_search
@@ -92,6 +93,10 @@ class JobRun:
 
     def __post_init__(self):
         self.memo = MemoEvaluator(self.evaluator)
+        # The value shown for each position is the network family's choice (``analysis.displayed_value``);
+        # the network's own marks value successors the same way.
+        self.valuer = position_valuer(self.job.network.displayed_value, self.memo)
+        self.judging_evaluator = self.valuer.evaluator(self.memo)
         self.engine = self._engine_pass()
 
     def _engine_pass(self) -> EnginePass:
@@ -178,11 +183,13 @@ class JobRun:
         """Evaluate every position not in the cache; returns {key: stored JSON}.
 
         The fresh ``Evaluation`` objects are kept in ``self.memo`` so the searches
-        of phase 2 do not run the network again on positions it has just seen.
+        of phase 2 do not run the network again on positions it has just seen. The
+        stored score is the shown value (``self.valuer``), with the static one beside it
+        where they differ in kind.
         """
         job = self.job
-        checksum = job.network.checksum
-        known = dict(PositionResult.objects.filter(network_checksum=checksum, settings_key=EVAL_SETTINGS_KEY,
+        checksum, settings_key = job.network.checksum, job.eval_settings_key
+        known = dict(PositionResult.objects.filter(network_checksum=checksum, settings_key=settings_key,
                                                    position_key__in=set(keys)).values_list("position_key", "data"))
         by_key: dict[str, list[int]] = {}
         for node_id, key in enumerate(keys):
@@ -199,13 +206,15 @@ class JobRun:
             # Each legal move's predicted win probability, shown beside the policy (action-value heads).
             actions = self.evaluator.evaluate_actions(batch_boards) if self.evaluator.capabilities.action_values \
                 else [None] * len(batch)
+            for key, ev in zip(batch, results):
+                self.memo.remember(raw_keys[by_key[key][0]], ev)
+            shown = self.valuer.shown(batch_boards, results)
             per_position_ms = (time.perf_counter() - t0) * 1000.0 / len(batch)
             rows = []
-            for key, ev, values in zip(batch, results, actions):
-                self.memo.remember(raw_keys[by_key[key][0]], ev)
-                known[key] = evaluation_json(ev, boards[by_key[key][0]], values)
+            for key, ev, values, value in zip(batch, results, actions, shown):
+                known[key] = evaluation_json(ev, boards[by_key[key][0]], values, shown=value)
                 rows.append(PositionResult(position_key=key, network_checksum=checksum,
-                                           settings_key=EVAL_SETTINGS_KEY, data=known[key],
+                                           settings_key=settings_key, data=known[key],
                                            compute_ms=per_position_ms))
             node_ids = sorted(n for k in batch for n in by_key[k])
             with transaction.atomic():
@@ -275,7 +284,7 @@ class JobRun:
     def _judge(self, pending: "_PendingSaves") -> list[PositionResult]:
         """Judge the pending requests (one network batch for those the search cannot judge); rows to save."""
         rows = []
-        for request, judgement in zip(pending.requests, judge_all(self.memo, pending.requests)):
+        for request, judgement in zip(pending.requests, judge_all(self.judging_evaluator, pending.requests)):
             if judgement is None:
                 continue
             rows.append(PositionResult(
