@@ -59,7 +59,9 @@ export class EvalGraph {
     }
     const line = (source, name, colour, dash) => ({ x, y: ids.map((id) => results.score(id, source)), name, mode: "lines",
       line: { color: colour, width: 2, dash }, text, customdata: ids, hovertemplate: "%{text}: %{y:.1%}<extra>" + name + "</extra>", connectgaps: false });
-    traces.push(line("eval", "network", "#1f77b4", "solid"));
+    // A family that shows its quiescence search's value (Giraffe: webapp/analyses/results.py) says so.
+    const quiescent = ids.some((id) => results.get(id)?.eval?.value_source === "quiescence");
+    traces.push(line("eval", quiescent ? "network (quiescence)" : "network", "#1f77b4", "solid"));
     if (game.page.search.name !== "policy") traces.push(line("search", game.page.search.name, "#d62728", "dot"));
     traces.push(...markTraces(game, ids));
     return traces;

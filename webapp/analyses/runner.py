@@ -157,14 +157,14 @@ class JobRun:
         """One pass over the job's nodes: stored results are announced, the rest computed."""
         job = self.job
         boards = node_boards(job.nodes)
-        raw_keys = [self.evaluator.cache_key(b) for b in boards]
         # Keys were set when the job was created (webapp.analyses.keys); a node without
         # one (a job made by hand) gets its key here, in memory only.
-        keys = [node.get("key") or digest_key(raw) for node, raw in zip(job.nodes, raw_keys)]
+        keys = [node.get("key") or digest_key(self.evaluator.cache_key(b)) for node, b in zip(job.nodes, boards)]
         self.engine = self._engine_pass()
-        self.engine.start(boards)  # Stockfish works on its own thread while the network does
         try:
-            evals = self._evaluate_all(boards, keys, raw_keys)
+            # Stockfish starts once the first plies are out (``_evaluate_all``), then works on its
+            # own thread while the network does: its start never delays the first ply.
+            evals = self._evaluate_all(boards, keys)
             self._search_all(boards, keys, evals)
             self.engine.finish(self._check_cancelled)
         except BaseException:
@@ -179,7 +179,7 @@ class JobRun:
             self.on_node(PlyOutput(node_id, engine=value, engine_judgement=judgement))
 
     # -- phase 1: one forward pass per batch ------------------------------------------
-    def _evaluate_all(self, boards: list[chess.Board], keys: list[str], raw_keys: list) -> dict[str, dict]:
+    def _evaluate_all(self, boards: list[chess.Board], keys: list[str]) -> dict[str, dict]:
         """Evaluate every position not in the cache; returns {key: stored JSON}.
 
         The fresh ``Evaluation`` objects are kept in ``self.memo`` so the searches
@@ -197,6 +197,8 @@ class JobRun:
         done = sorted(node_id for key in known for node_id in by_key[key])
         self._bump(evaluated=len(done))
         self._emit_evals(done, keys, known)
+        if done:
+            self.engine.start(boards)
         missing = [key for key in by_key if key not in known]  # main line first: keys keep node order
         for batch in _batches(missing, self.batch_size):
             self._check_cancelled()
@@ -206,8 +208,8 @@ class JobRun:
             # Each legal move's predicted win probability, shown beside the policy (action-value heads).
             actions = self.evaluator.evaluate_actions(batch_boards) if self.evaluator.capabilities.action_values \
                 else [None] * len(batch)
-            for key, ev in zip(batch, results):
-                self.memo.remember(raw_keys[by_key[key][0]], ev)
+            for board, ev in zip(batch_boards, results):
+                self.memo.remember(self.evaluator.cache_key(board), ev)
             shown = self.valuer.shown(batch_boards, results)
             per_position_ms = (time.perf_counter() - t0) * 1000.0 / len(batch)
             rows = []
@@ -221,7 +223,9 @@ class JobRun:
                 store_results(rows)
                 self._bump(evaluated=len(node_ids))
             self._emit_evals(node_ids, keys, known)
+            self.engine.start(boards)  # after the first batch: does nothing once started
             self.engine.collect()
+        self.engine.start(boards)
         return known
 
     # -- phase 2: the chosen search, position by position ---------------------------------
