@@ -10,7 +10,7 @@ import chess
 import pytest
 
 from analysis.displayed_value import QUIESCENCE, STATIC
-from analysis.evaluator import MaterialEvaluator
+from analysis.evaluator import ForwardingEvaluator, MaterialEvaluator
 from analysis.models import FAMILIES, get_family
 from analysis.search.alphabeta import _captures_and_queen_promotions
 from analysis.search.base import value_to_score
@@ -56,10 +56,18 @@ def clamped(value):
     return lambda board: max(-0.999, min(0.999, value(board)))
 
 
+class BatchedMaterial(ForwardingEvaluator):
+    """The material count without its one-position path: the search batches each node's successors."""
+
+    value_only = None
+
+
+@pytest.mark.parametrize("evaluator", [MaterialEvaluator(), BatchedMaterial(MaterialEvaluator())],
+                         ids=["one-at-a-time", "batched"])
 @pytest.mark.parametrize("fen", [HANGING_QUEEN, EXCHANGE, QUIET])
-def test_the_quiescence_value_is_the_negamax_over_captures_with_material(fen):
+def test_the_quiescence_value_is_the_negamax_over_captures_with_material(fen, evaluator):
     board = chess.Board(fen)
-    q = Quiescence(MaterialEvaluator()).value(board)
+    q = Quiescence(evaluator).value(board)
     assert q.complete and q.nodes >= 1
     assert q.score == pytest.approx(as_score(reference_quiescence(board, clamped(MaterialEvaluator.value_only))))
     assert q.static_score == pytest.approx(MaterialEvaluator().evaluate([board])[0].score, abs=1e-3)

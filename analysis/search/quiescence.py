@@ -18,7 +18,6 @@ from typing import Iterator
 
 import chess
 
-from analysis.evaluator import Evaluator
 from analysis.search.alphabeta import INF, AlphaBetaCore, AlphaBetaSettings, is_mate_value
 from analysis.search.base import Budget, SearchControl, SearchResult, StopSearch, value_to_score
 
@@ -45,10 +44,6 @@ class Quiescence(AlphaBetaCore):
     name = "quiescence"
     settings_type = AlphaBetaSettings
     default_budget = Budget(nodes=NODE_LIMIT)
-
-    def __init__(self, evaluator: Evaluator, settings: AlphaBetaSettings | None = None):
-        super().__init__(evaluator, settings)
-        self._batch = False  # a quiescence node's captures are few, and most are cut off unvalued
 
     def value(self, board: chess.Board, node_limit: int = NODE_LIMIT) -> QuiescentValue:
         result = self.run(board, Budget(nodes=node_limit))
