@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -118,6 +119,13 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "artifacts" / "bench" / "first_ply.json")
     args = parser.parse_args()
     var_dir = Path(tempfile.mkdtemp(prefix="sightline-bench-"))
+    try:
+        return measure(args, var_dir)
+    finally:
+        shutil.rmtree(var_dir, ignore_errors=True)
+
+
+def measure(args, var_dir: Path) -> int:
     for name in ("DATABASE_URL", "REDIS_URL"):
         os.environ.pop(name, None)
     os.environ.update(SIGHTLINE_VAR_DIR=str(var_dir), DJANGO_SETTINGS_MODULE="webapp.settings")
