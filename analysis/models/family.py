@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from analysis.displayed_value import STATIC, DisplayedValue
 from analysis.evaluator import Capabilities, Evaluation
 
 __all__ = ["Capabilities", "Importer", "ModelFamily", "logits_softmax"]
@@ -102,6 +103,10 @@ class ModelFamily:
     # the site's "compare with lc0". Where it cannot, ``no_lc0_reason`` may say why in a sentence.
     lc0_search: bool = False
     no_lc0_reason: str = ""
+    # The value the site shows for a position (the evaluation lane, its graph, the network's marks):
+    # ``analysis.displayed_value``'s STATIC (one forward pass) or QUIESCENCE (for networks that were
+    # only ever read at the quiet leaves of a search).
+    displayed_value: DisplayedValue = STATIC
 
     def weights_config(self, config: Any) -> Any:
         """``config`` without its ``weightless_fields``: equal for interchangeable weights."""

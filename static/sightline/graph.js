@@ -75,8 +75,11 @@ export class EvalGraph {
     const line = (y, name, colour, dash) => ({ x, y, name, mode: "lines",
       line: { color: colour, width: 2, dash }, text, customdata: ids, hovertemplate: "%{text}: %{y:.1%}<extra>" + name + "</extra>", connectgaps: false });
     const network = ids.map((id) => results.score(id, "eval"));
-    traces.push(this.smooth ? line(smoothTwoPlies(network), "network, smoothed over two plies", "#1f77b4", "solid")
-      : line(network, "network", "#1f77b4", "solid"));
+    // A family that shows its quiescence search's value (Giraffe: webapp/analyses/results.py) says so.
+    const quiescent = ids.some((id) => results.get(id)?.eval?.value_source === "quiescence");
+    const label = quiescent ? "network (quiescence)" : "network";
+    traces.push(this.smooth ? line(smoothTwoPlies(network), `${label}, smoothed over two plies`, "#1f77b4", "solid")
+      : line(network, label, "#1f77b4", "solid"));
     if (game.page.search.name !== "policy") traces.push(line(ids.map((id) => results.score(id, "search")), game.page.search.name, "#d62728", "dot"));
     if (results.hasEngine()) {
       traces.push(line(ids.map((id) => results.engineScore(id)), game.status.engine_name || "engine", ENGINE_COLOUR, "solid"));

@@ -77,6 +77,9 @@ export class PositionPanel {
       : ws == null ? "waiting for the network…"
       : wdl ? `White wins ${fmtPct(wdl[0])} · draw ${fmtPct(wdl[1])} · Black wins ${fmtPct(wdl[2])} · expected score ${pct1(ws)} for White`
       : `expected score ${pct1(ws)} for White (no WDL head)`;
+    if (!over && r.eval?.static_score != null) {
+      $("wdl-text").textContent += ` · the network's value is its quiescence search's (${pct1(r.eval.score)}); its static evaluation says ${pct1(r.eval.static_score)}`;
+    }
   }
 
   // The reference engine beside the network: its figure (pawns or a mate), White's win % (lichess's

@@ -57,7 +57,7 @@ def stored_engine_values(job: AnalysisJob, keys: list[str] | None = None) -> dic
 
 
 class EnginePass:
-    """Start the lane (``start``), take its values as they come (``collect``), wait for the rest (``finish``).
+    """Start the lane (``start``, once), take its values as they come (``collect``), wait for the rest (``finish``).
 
     ``store(rows)`` saves result rows (the runner's ``store_results``); ``announce(items)`` publishes
     [(node, engine value or None, engine judgement or None)] (stored form); ``status()`` publishes the
@@ -72,15 +72,18 @@ class EnginePass:
         self.keys = [engine_key(node["fen"]) for node in job.nodes]
         self.values: dict[str, dict] = {}
         self.lane: EngineLane | None = None
+        self.started = False
 
     @property
     def on(self) -> bool:
         return bool(self.job.engine_nodes)
 
     def start(self, boards: list[chess.Board]) -> None:
-        """Start the engine on the job's positions (it starts on its own thread; see ``EngineLane``)."""
-        if not self.on:
+        """Start the engine on the job's positions (it starts on its own thread; see ``EngineLane``);
+        once per pass: later calls do nothing."""
+        if not self.on or self.started:
             return
+        self.started = True
         try:
             engine = make_engine(self.job.engine_nodes)
         except ValueError as exc:

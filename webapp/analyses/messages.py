@@ -50,6 +50,8 @@ def eval_for_white(data: dict, white: bool, played: str | None = None) -> dict:
         out["timeline"] = for_ply(data["timeline"], played)
     out["score"] = score_for_white(data["score"], white)
     out["wdl"] = wdl_for_white(data.get("wdl"), white)
+    if data.get("static_score") is not None:  # a family whose shown value is a search's
+        out["static_score"] = score_for_white(data["static_score"], white)
     if data.get("action_values") is not None:
         out["action_values"] = {uci: score_for_white(v, white) for uci, v in data["action_values"].items()}
     return out

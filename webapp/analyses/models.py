@@ -8,6 +8,7 @@ import chess
 from django.conf import settings
 from django.db import models
 
+from analysis.displayed_value import DisplayedValue
 from webapp.networks.models import Network
 
 
@@ -96,6 +97,11 @@ class AnalysisJob(models.Model):
         return search_settings_key(self.search, self.budget)
 
     @property
+    def eval_settings_key(self) -> str:
+        """Where this job's evaluation-lane values are cached (they depend on the network's policy)."""
+        return eval_settings_key(self.network.displayed_value)
+
+    @property
     def group_name(self) -> str:
         return job_group_name(self.id)
 
@@ -106,6 +112,12 @@ def search_settings_key(search: str, budget: int) -> str:
 
 # The raw network output (one forward pass, no search) is cached under this settings key.
 EVAL_SETTINGS_KEY = "eval"
+
+
+def eval_settings_key(displayed: DisplayedValue) -> str:
+    """The evaluation lane's settings key: ``EVAL_SETTINGS_KEY`` for a network read as it is, else
+    one naming its family's ``displayed_value`` policy (its rows hold the shown and the static value)."""
+    return EVAL_SETTINGS_KEY if displayed.is_static else f"{EVAL_SETTINGS_KEY}/{displayed.name}"
 
 
 def job_group_name(job_id: uuid.UUID | str) -> str:

@@ -11,11 +11,12 @@ from typing import Hashable
 
 import chess
 
+from analysis.displayed_value import ShownValue
 from analysis.evaluator import Evaluation, key_digest
 from webapp.analyses.engine_lane import engine_key
 from webapp.analyses.engine_pass import engine_judgements, stored_engine_values
 from webapp.analyses.judgements import judgement_settings_key, root_values_json
-from webapp.analyses.models import EVAL_SETTINGS_KEY, AnalysisJob, PositionResult
+from webapp.analyses.models import AnalysisJob, PositionResult
 
 POLICY_DIGITS = 4
 ROOT_MOVES_KEPT = 12
@@ -30,11 +31,15 @@ def digest_key(key: Hashable) -> str:
 
 
 def evaluation_json(ev: Evaluation, board: chess.Board,
-                    action_values: dict[chess.Move, float] | None = None) -> dict:
+                    action_values: dict[chess.Move, float] | None = None, shown: ShownValue | None = None) -> dict:
     """Policy entries are [uci, probability, san], most likely first (san is null past ``POLICY_SAN``).
 
     ``action_values`` (a network with an action-value head: ``evaluate_actions``) are every
     legal move's predicted win probability for the side to move, stored as {uci: p}.
+
+    ``shown``: the value the family shows (``analysis.displayed_value``). Where it is not the static
+    value, ``score``/``wdl`` are the shown one, ``static_score`` the network's own output and
+    ``value_source`` names the policy ("quiescence"), with ``value_nodes`` the nodes it took.
     """
     policy = sorted(ev.policy.items(), key=lambda kv: kv[1], reverse=True)
     extras = {k: round(float(v), 5) for k, v in ev.extras.items() if isinstance(v, (int, float))}
@@ -45,6 +50,10 @@ def evaluation_json(ev: Evaluation, board: chess.Board,
                    for i, (m, p) in enumerate(policy)],
         "extras": extras,
     }
+    if shown is not None and shown.static_score is not None:
+        data.update(score=round(float(shown.score), 5), value_source=shown.source, value_nodes=shown.nodes,
+                    wdl=[round(float(x), 5) for x in shown.wdl] if shown.wdl is not None else None,
+                    static_score=round(float(shown.static_score), 5))
     if action_values is not None:
         data["action_values"] = {m.uci(): round(float(p), 5) for m, p in action_values.items()}
     return data
@@ -95,7 +104,7 @@ def job_results(job: AnalysisJob) -> dict[int, dict]:
         out: dict[int, dict] = {}
         _add_engine(job, out)
         return out
-    wanted = {EVAL_SETTINGS_KEY: "eval", job.search_settings_key: "search"}
+    wanted = {job.eval_settings_key: "eval", job.search_settings_key: "search"}
     judged = _judged_moves(job)
     out: dict[int, dict] = {}
     rows = PositionResult.objects.filter(

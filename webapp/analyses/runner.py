@@ -27,13 +27,14 @@ from django.db import transaction
 from django.db.models import F
 
 from analysis.evaluator import ForwardingEvaluator
+from analysis.search.shown_value import position_valuer
 from webapp.analyses import lease
 from webapp.analyses.engine_pass import EnginePass
 from webapp.analyses.gameinput import node_boards
 from webapp.analyses.heartbeat import Heartbeat
 from webapp.analyses.judgements import JudgeRequest, judge_all, judgement_settings_key
 from webapp.analyses.messages import Engine, Judgements, Plies, Ply, Progress
-from webapp.analyses.models import EVAL_SETTINGS_KEY, AnalysisJob, PositionResult
+from webapp.analyses.models import AnalysisJob, PositionResult
 from webapp.analyses.publish import publish_status
 from webapp.analyses.results import digest_key, evaluation_json, search_json
 from webapp.analyses.searching import budget_for, make_search
@@ -97,6 +98,10 @@ class JobRun:
     def __post_init__(self):
         self.memo = MemoEvaluator(self.evaluator)
         self.timelines = TimelineLane(self.evaluator, self.timeline)
+        # The value shown for each position is the network family's choice (``analysis.displayed_value``);
+        # the network's own marks value successors the same way.
+        self.valuer = position_valuer(self.job.network.displayed_value, self.memo)
+        self.judging_evaluator = self.valuer.evaluator(self.memo)
         self.engine = self._engine_pass()
 
     def _engine_pass(self) -> EnginePass:
@@ -157,14 +162,14 @@ class JobRun:
         """One pass over the job's nodes: stored results are announced, the rest computed."""
         job = self.job
         boards = node_boards(job.nodes)
-        raw_keys = [self.evaluator.cache_key(b) for b in boards]
         # Keys were set when the job was created (webapp.analyses.keys); a node without
         # one (a job made by hand) gets its key here, in memory only.
-        keys = [node.get("key") or digest_key(raw) for node, raw in zip(job.nodes, raw_keys)]
+        keys = [node.get("key") or digest_key(self.evaluator.cache_key(b)) for node, b in zip(job.nodes, boards)]
         self.engine = self._engine_pass()
-        self.engine.start(boards)  # Stockfish works on its own thread while the network does
         try:
-            evals = self._evaluate_all(boards, keys, raw_keys)
+            # Stockfish starts once the first plies are out (``_evaluate_all``), then works on its
+            # own thread while the network does: its start never delays the first ply.
+            evals = self._evaluate_all(boards, keys)
             self._search_all(boards, keys, evals)
             self.engine.finish(self._check_cancelled)
         except BaseException:
@@ -179,15 +184,17 @@ class JobRun:
             self.on_node(PlyOutput(node_id, engine=value, engine_judgement=judgement))
 
     # -- phase 1: one forward pass per batch ------------------------------------------
-    def _evaluate_all(self, boards: list[chess.Board], keys: list[str], raw_keys: list) -> dict[str, dict]:
+    def _evaluate_all(self, boards: list[chess.Board], keys: list[str]) -> dict[str, dict]:
         """Evaluate every position not in the cache; returns {key: stored JSON}.
 
         The fresh ``Evaluation`` objects are kept in ``self.memo`` so the searches
-        of phase 2 do not run the network again on positions it has just seen.
+        of phase 2 do not run the network again on positions it has just seen. The
+        stored score is the shown value (``self.valuer``), with the static one beside it
+        where they differ in kind.
         """
         job = self.job
-        checksum = job.network.checksum
-        known = dict(PositionResult.objects.filter(network_checksum=checksum, settings_key=EVAL_SETTINGS_KEY,
+        checksum, settings_key = job.network.checksum, job.eval_settings_key
+        known = dict(PositionResult.objects.filter(network_checksum=checksum, settings_key=settings_key,
                                                    position_key__in=set(keys)).values_list("position_key", "data"))
         by_key: dict[str, list[int]] = {}
         for node_id, key in enumerate(keys):
@@ -195,6 +202,8 @@ class JobRun:
         done = sorted(node_id for key in known for node_id in by_key[key])
         self._bump(evaluated=len(done))
         self._emit_evals(done, keys, known)
+        if done:
+            self.engine.start(boards)
         missing = [key for key in by_key if key not in known]  # main line first: keys keep node order
         for batch in _batches(missing, self.batch_size):
             self._check_cancelled()
@@ -204,22 +213,26 @@ class JobRun:
             # Each legal move's predicted win probability, shown beside the policy (action-value heads).
             actions = self.evaluator.evaluate_actions(batch_boards) if self.evaluator.capabilities.action_values \
                 else [None] * len(batch)
+            for board, ev in zip(batch_boards, results):
+                self.memo.remember(self.evaluator.cache_key(board), ev)
+            shown = self.valuer.shown(batch_boards, results)
             per_position_ms = (time.perf_counter() - t0) * 1000.0 / len(batch)
             rows = []
-            for key, ev, values, timeline in zip(batch, results, actions, timelines):
-                self.memo.remember(raw_keys[by_key[key][0]], ev)
-                known[key] = evaluation_json(ev, boards[by_key[key][0]], values)
+            for key, ev, values, value, timeline in zip(batch, results, actions, shown, timelines):
+                known[key] = evaluation_json(ev, boards[by_key[key][0]], values, shown=value)
                 if timeline is not None:
                     known[key]["timeline"] = timeline
                 rows.append(PositionResult(position_key=key, network_checksum=checksum,
-                                           settings_key=EVAL_SETTINGS_KEY, data=known[key],
+                                           settings_key=settings_key, data=known[key],
                                            compute_ms=per_position_ms))
             node_ids = sorted(n for k in batch for n in by_key[k])
             with transaction.atomic():
                 store_results(rows)
                 self._bump(evaluated=len(node_ids))
             self._emit_evals(node_ids, keys, known)
+            self.engine.start(boards)  # after the first batch: does nothing once started
             self.engine.collect()
+        self.engine.start(boards)
         return known
 
     # -- phase 2: the chosen search, position by position ---------------------------------
@@ -282,7 +295,7 @@ class JobRun:
     def _judge(self, pending: "_PendingSaves") -> list[PositionResult]:
         """Judge the pending requests (one network batch for those the search cannot judge); rows to save."""
         rows = []
-        for request, judgement in zip(pending.requests, judge_all(self.memo, pending.requests)):
+        for request, judgement in zip(pending.requests, judge_all(self.judging_evaluator, pending.requests)):
             if judgement is None:
                 continue
             rows.append(PositionResult(

@@ -7,6 +7,7 @@ from pathlib import Path
 import chess
 from django.db import models
 
+from analysis.displayed_value import STATIC, DisplayedValue
 from analysis.encoding import get_encoding
 from analysis.evaluator import Capabilities, MaterialEvaluator, key_digest
 from analysis.models import get_family, importer_for
@@ -129,6 +130,13 @@ class Network(models.Model):
         if name not in SEARCHES or (SEARCHES[name].needs_policy and not self.caps.policy):
             return DEFAULT_SEARCH
         return name
+
+    @property
+    def displayed_value(self) -> DisplayedValue:
+        """How the value shown for a position is made: the family's policy (``analysis.displayed_value``);
+        the network's output as it is for the material baseline and an unknown family."""
+        family = self.model_family
+        return family.displayed_value if family is not None else STATIC
 
     @property
     def no_attention_reason(self) -> str:

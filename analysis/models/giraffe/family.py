@@ -1,8 +1,9 @@
 """Giraffe as a registered ``ModelFamily``: value and the move evaluator's policy; no attention;
-the probability-limited search by default."""
+the probability-limited search by default, and the quiescence value shown as a position's value."""
 
 from __future__ import annotations
 
+from analysis.displayed_value import QUIESCENCE
 from analysis.encoding.giraffe import NAME as ENCODING
 from analysis.models.family import Capabilities, ModelFamily
 from analysis.models.giraffe.config import PRESETS, GiraffeConfig
@@ -40,4 +41,7 @@ FAMILY = ModelFamily(
     lens=GiraffeLens,  # Lai's probability-limited search, which the networks were trained in
     no_attention_reason=("Giraffe's networks are plain multilayer perceptrons over hand-designed features: "
                          "they have no attention, so there are no maps to show."),
+    # Lai's engine reads its evaluator only at quiescence leaves (and TD-Leaf trains it there): mid-exchange
+    # static values were never its job, so the site shows the quiescence value.
+    displayed_value=QUIESCENCE,
 )
