@@ -175,6 +175,7 @@ class ReferenceEngine:
                 os.kill(engine.transport.get_pid(), signal.SIGKILL)
             except (OSError, AttributeError):
                 pass  # gone already
+            _record_exit_if_lost(engine, self.slack_s)
         engine.close()
 
     def __enter__(self) -> "ReferenceEngine":
@@ -182,6 +183,25 @@ class ReferenceEngine:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _record_exit_if_lost(engine: chess.engine.SimpleEngine, after_s: float) -> None:
+    """python-chess 1.11 can lose a killed engine's exit: when a timed-out command was cancelled
+    first, its ``connection_lost`` raises InvalidStateError before it records the exit code, and
+    the engine's (non-daemon) thread then waits for it for ever, keeping the process alive at exit.
+    Record the kill ourselves if the exit is still unknown ``after_s`` later."""
+    protocol = getattr(engine, "protocol", None)
+    if protocol is None:
+        return
+
+    def record() -> None:
+        if not protocol.returncode.done():
+            protocol.returncode.set_result(-signal.SIGKILL)
+
+    try:
+        protocol.loop.call_soon_threadsafe(protocol.loop.call_later, after_s, record)
+    except RuntimeError:
+        pass  # the loop has ended: nothing waits
 
 
 def _describe(exc: Exception) -> str:

@@ -3,6 +3,7 @@ and a hung engine that is killed within its time bound."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import chess
@@ -11,6 +12,10 @@ import pytest
 from analysis.reference_engine import EngineFailure, ReferenceEngine, check_nodes, rules_value
 from tests.conftest import require_stockfish
 from tests.fake_engine import process_gone, write_fake_engine
+
+
+def engine_thread_alive(pid: int) -> bool:
+    return any(t.name == f"SimpleEngine (pid={pid})" and t.is_alive() for t in threading.enumerate())
 
 
 def test_budgets_out_of_range_are_refused_with_the_range():
@@ -50,5 +55,11 @@ def test_a_hung_engine_is_killed_within_its_bound(tmp_path):
     while not process_gone(pidfile) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert process_gone(pidfile)
+    # and python-chess's thread for it ends too (it would keep the interpreter alive at exit)
+    pid = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while engine_thread_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not engine_thread_alive(pid)
     with pytest.raises(EngineFailure, match="could not be started"):
         ReferenceEngine(str(tmp_path / "nothing-here")).open()
