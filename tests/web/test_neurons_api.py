@@ -223,7 +223,7 @@ def test_a_unit_without_squares_has_no_map():
 
 
 @pytest.mark.parametrize("name, kind, squares", [("cf-small", "mlp", True), ("giraffe", "mlp", False),
-                                                 ("maia-1100", "channel", True), ("ag-cpu", None, "no MLP layers"),
+                                                 ("maia-1100", "channel", True), ("ag-cpu", "channel", True),
                                                  ("cb-cpu", "mlp", True)])
 def test_which_units_have_activations_each_family_says(name, kind, squares):
     """The capabilities the site reads: the kinds with activations, or the family's reason."""
