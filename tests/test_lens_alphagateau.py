@@ -114,3 +114,14 @@ def test_a_channel_is_one_channel_of_a_block_s_node_write(lens):
     for c in carriers(lens, board, "g8f6", "channel", top=3):
         removed = reference(c.layer, c.unit, 0.0).logits[0, column]
         assert c.exact == pytest.approx(float(removed - clean.logits[0, column]), abs=1e-4)
+
+
+def test_a_5x5_board_s_channels_are_refused_with_the_reason():
+    from analysis.gardner import GardnerBoard
+    from analysis.lens import LensUnavailable
+    from analysis.lens.neurons import most_active
+
+    model, meta = load_checkpoint(ROOT / "weights" / "gardner" / "ag-cpu-gardner.safetensors")
+    gardner = lens_for(model, meta.input_encoding)
+    with pytest.raises(LensUnavailable, match="8x8 boards only"):
+        most_active(gardner, GardnerBoard(), 0, "channel")
