@@ -8,7 +8,9 @@ Figures (fastest of --repeat calls after a warm-up; the machine is shared):
   ratio to the evaluator's plain evaluation of the same positions in the same batches: what the
   scan costs beyond the forward passes the positions need anyway;
 - a layer's most active units, one unit's map, and a move's carriers (one backward pass plus the
-  top 8 removed exactly) on one position.
+  top 8 removed exactly) on one position;
+- with ``--agreement``: Spearman between every unit's attribution and its exact removal (the
+  move's logit change) on that position, over all units of the kind (one batched exact pass).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 from analysis.checkpoint import load_evaluator  # noqa: E402
 from analysis.heads.sample import load_sample  # noqa: E402
 from analysis.lens import lens_for  # noqa: E402
+from analysis.lens import core  # noqa: E402
 from analysis.lens.neurons import carriers, most_active, unit_map, where_else  # noqa: E402
 
 
@@ -48,6 +52,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--agreement", action="store_true",
+                        help="also remove every unit exactly and print the rank agreement with attribution")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -69,6 +75,21 @@ def main() -> None:
     if adapter.has("policy"):
         print(f"carriers of {move} (attribution + top 8 exact): "
               f"{timed(lambda: carriers(adapter, board, move, args.unit), args.repeat):.3f} s")
+    if args.agreement and adapter.has("policy"):
+        print(f"attribution vs exact removal, all units, {move}: Spearman {agreement(adapter, board, move, args.unit):.3f}")
+
+
+def _ranks(x: np.ndarray) -> np.ndarray:
+    return np.argsort(np.argsort(x, kind="stable"), kind="stable")
+
+
+def agreement(adapter, board, move: str, kind: str) -> float:
+    """Spearman between the one-backward-pass estimate and the exact change, over every unit."""
+    prepared = adapter.prepare(board)
+    column = [m.uci() for m in prepared.moves].index(move)
+    estimate = core.attribution(adapter, prepared, kind, column).ravel()
+    exact = core.grid(adapter, board, move, kind, top=None, max_variants=64).logit.ravel()
+    return float(np.corrcoef(_ranks(estimate), _ranks(exact))[0, 1])
 
 
 if __name__ == "__main__":

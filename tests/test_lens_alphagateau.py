@@ -3,6 +3,7 @@ layer's head write exact (write + self term = the layer's node output), scale 1 
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import chess
@@ -78,3 +79,49 @@ def test_lens_and_grid_run_and_say_what_does_not_apply(lens):
     exact = grid(lens, board, top)
     assert exact.logit.shape == (lens.units["head"].layers, 1) and exact.exact.all()
     assert "no MLP" in lens.why_not("mlp") and "WDL" in lens.why_not("wdl") and "eq. 5" in lens.why_not("split")
+
+
+def test_a_channel_is_one_channel_of_a_block_s_node_write(lens):
+    """Activations: the block's node write x (stream after - before) on real squares (black to move:
+    node s ^ 56 is square s); scaling a channel equals gateau2 with that output channel's rows scaled."""
+    from analysis.lens.core import ablate, unit_scales
+    from analysis.lens.neurons import carriers, unit_map
+
+    board = chess.Board(FENS[0])
+    prepared = lens.prepare(board)
+    with torch.no_grad():
+        streams, clean = lens.run(prepared, capture=True)
+        _, ones = lens.run(prepared, 2, {"channel": unit_scales(lens, "channel", 2)})
+    write = (streams[2] - streams[1])[0, :64]  # block 1's node write, nodes in the mover's frame
+    acts = lens.activations([lens.prepare(chess.Board()), prepared], "channel", 1)
+    torch.testing.assert_close(acts[1], write[[s ^ 56 for s in range(64)]], atol=1e-5, rtol=1e-5)
+    assert unit_map(lens, board, 1, 7, kind="channel").tolist() == pytest.approx(write[[s ^ 56 for s in range(64)], 7].tolist(), abs=1e-5)
+    torch.testing.assert_close(ones.logits, clean.logits.expand(2, -1), atol=1e-5, rtol=1e-5)
+
+    def reference(layer, channel, scale):
+        model = copy.deepcopy(lens.model)
+        with torch.no_grad():
+            gateau = model.blocks[layer].gateau2
+            for w in (gateau.w_0, gateau.w_h, gateau.w_g):
+                w.weight[channel] *= scale
+            return type(lens)(model, lens.encoding).run(prepared)[1]
+
+    scaled = ablate(lens, board, "channel", 0, 5, -1.0)
+    flipped = reference(0, 5, -1.0)
+    assert scaled.scaled == pytest.approx(flipped.logits[0].softmax(-1).tolist(), abs=1e-5)
+    assert scaled.scaled_score == pytest.approx(float(flipped.score[0]), abs=1e-5)
+    column = [m.uci() for m in prepared.moves].index("g8f6")
+    for c in carriers(lens, board, "g8f6", "channel", top=3):
+        removed = reference(c.layer, c.unit, 0.0).logits[0, column]
+        assert c.exact == pytest.approx(float(removed - clean.logits[0, column]), abs=1e-4)
+
+
+def test_a_5x5_board_s_channels_are_refused_with_the_reason():
+    from analysis.gardner import GardnerBoard
+    from analysis.lens import LensUnavailable
+    from analysis.lens.neurons import most_active
+
+    model, meta = load_checkpoint(ROOT / "weights" / "gardner" / "ag-cpu-gardner.safetensors")
+    gardner = lens_for(model, meta.input_encoding)
+    with pytest.raises(LensUnavailable, match="8x8 boards only"):
+        most_active(gardner, GardnerBoard(), 0, "channel")

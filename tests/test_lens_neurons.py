@@ -118,3 +118,77 @@ def test_chessformer_units_on_real_squares():
     assert most_active(lens, board, 2, top=1)[0].unit == int(real.max(0).argmax())
     found = carriers(lens, board, "g8f6", top=3)
     assert all(c.exact is not None for c in found)
+
+
+@pytest.fixture(scope="module")
+def chessbench():
+    model, meta = load_checkpoint(ROOT / "weights" / "cb-cpu.safetensors")  # action value: one row per legal move
+    return lens_for(model, meta.input_encoding)
+
+
+def swiglu_by_hand(lens, board: chess.Board, layer: int) -> np.ndarray:
+    """(64, F) the layer's SwiGLU units where they enter W_down, mean over the move rows, on real squares.
+    The FEN lists rank 8 first; the model's sequence is BOS, side to move, then the 64 squares."""
+    kept = []
+    handle = lens.model.blocks[layer].ffn.down.register_forward_pre_hook(lambda m, a: kept.append(a[0]))
+    with torch.no_grad():
+        lens.model(lens.prepare(board).inputs)
+    handle.remove()
+    sequence = kept[0].mean(0).numpy()  # (T, F)
+    return sequence[[2 + (7 - chess.square_rank(s)) * 8 + chess.square_file(s) for s in range(64)]]
+
+
+def test_chessbench_units_are_read_on_the_fen_s_square_tokens(chessbench):
+    from analysis.encoding.chessbench import CHARACTERS
+
+    boards = [chess.Board(FENS[0]), chess.Board()]  # black to move (never flipped); 20 moves: rows differ
+    acts = chessbench.activations([chessbench.prepare(b) for b in boards], "mlp", 2)  # one batch, two positions
+    assert acts.shape == (2, 64, chessbench.units["mlp"].per_layer)
+    for board, got in zip(boards, acts):
+        np.testing.assert_allclose(got.numpy(), swiglu_by_hand(chessbench, board, 2), atol=1e-5)
+        tokens = chessbench.prepare(board).inputs[0]  # the row without BOS: square s's token is its piece
+        for s in (chess.A1, chess.E1, chess.D8, chess.H8, chess.E4):
+            piece = board.piece_at(s)
+            assert int(tokens[1 + (7 - chess.square_rank(s)) * 8 + chess.square_file(s)]) == \
+                CHARACTERS.index(piece.symbol() if piece else ".")
+    board = boards[0]
+    truth = swiglu_by_hand(chessbench, board, 1)
+    active = most_active(chessbench, board, 1, top=4)
+    assert [a.unit for a in active] == np.argsort(-truth.max(0), kind="stable")[:4].tolist()
+    assert active[0].square == chess.SQUARE_NAMES[int(truth[:, active[0].unit].argmax())]
+    np.testing.assert_allclose(unit_map(chessbench, board, 1, 9), truth[:, 9], atol=1e-5)
+    with pytest.raises(LensUnavailable, match="'head' units have no activations"):
+        most_active(chessbench, board, 1, kind="head")
+
+
+def _rank(x) -> np.ndarray:
+    return np.argsort(np.argsort(x, kind="stable"), kind="stable")
+
+
+def test_chessbench_carriers_are_exact_removals_and_agree_with_attribution(chessbench):
+    import copy
+
+    board = chess.Board()
+    prepared = chessbench.prepare(board)
+    column = [m.uci() for m in prepared.moves].index("e2e4")
+    with torch.no_grad():
+        clean = chessbench.run(prepared)[1].logits[0, column]
+    found = carriers(chessbench, board, "e2e4", top=8)
+    assert len(found) == 8 and all(c.exact is not None for c in found)
+    for c in found[:3]:  # the exact figure is the network with the unit's W_down column removed
+        model = copy.deepcopy(chessbench.model)
+        with torch.no_grad():
+            model.blocks[c.layer].ffn.down.weight[:, c.unit] = 0
+            removed = type(chessbench)(model, chessbench.encoding).run(prepared)[1].logits[0, column]
+        assert c.exact == pytest.approx(float(removed - clean), abs=1e-4)
+    attributed, exact = np.array([c.attribution for c in found]), np.array([c.exact for c in found])
+    assert (np.sign(attributed) == np.sign(exact)).sum() >= 7, found
+    assert np.corrcoef(_rank(attributed), _rank(exact))[0, 1] >= 0.7, found  # Spearman over the top units
+
+
+def test_chessbench_where_else_batches_positions_of_different_row_counts(chessbench):
+    boards = [chess.Board(f) for f in POOL]
+    scan = where_else(chessbench, boards, 3, 40, top=3, batch=3)
+    peaks = [swiglu_by_hand(chessbench, b, 3)[:, 40].max() for b in boards]
+    assert [f.index for f in scan.top] == np.argsort(-np.array(peaks), kind="stable")[:3].tolist()
+    assert scan.top[0].peak == pytest.approx(max(peaks), abs=1e-5)

@@ -174,7 +174,7 @@ def test_a_network_file_that_cannot_be_read_is_a_400_not_a_500(client, job, sent
     monkeypatch.setattr("analysis.checkpoint.load_evaluator", lambda *a, **k: (_ for _ in ()).throw(OSError("gone")))
     from django.core.cache import cache
 
-    cache.delete(f"sightline.lens-about.v2.{tiny_network.checksum}")
+    cache.delete(f"sightline.lens-about.v3.{tiny_network.checksum}")
     response = client.get(lens_url(job, 0, "logit"))
     assert response.status_code == 400 and "could not be loaded" in response.json()["error"]
     assert LensResult.objects.count() == 0 and sent == [] and lens._descriptions == {}

@@ -223,8 +223,8 @@ def test_a_unit_without_squares_has_no_map():
 
 
 @pytest.mark.parametrize("name, kind, squares", [("cf-small", "mlp", True), ("giraffe", "mlp", False),
-                                                 ("maia-1100", "channel", True), ("ag-cpu", None, "no MLP layers"),
-                                                 ("cb-cpu", None, "mlp units have no activations")])
+                                                 ("maia-1100", "channel", True), ("ag-cpu", "channel", True),
+                                                 ("cb-cpu", "mlp", True)])
 def test_which_units_have_activations_each_family_says(name, kind, squares):
     """The capabilities the site reads: the kinds with activations, or the family's reason."""
     from analysis.checkpoint import load_checkpoint
@@ -266,3 +266,33 @@ def test_a_scan_holds_the_network_one_batch_at_a_time(adapter):
     whole = where_else(adapter, load_sample(), 1, 9, top=5)  # one call over the pool: the same answer
     assert [f["index"] for f in body["top"]] == [f.index for f in whole.top]
     np.testing.assert_allclose(body["mean"], whole.mean, atol=1e-5)
+
+
+def test_a_chessbench_network_s_units_through_the_api(client, sent, db):
+    """cb-cpu (shipped, action value): the description lists its SwiGLU units with squares, and the
+    neurons and carriers answers are its activations and exact removals."""
+    from analysis.checkpoint import load_checkpoint
+    from tests.conftest import ROOT
+    from webapp.networks.registry import register_checkpoint
+
+    network = register_checkpoint(ROOT / "weights" / "cb-cpu.safetensors", "cb-cpu-test")
+    job = create_job(parse_pgn(GAME), network, "policy", 1, dispatch=False)
+    about = client.get(f"/api/jobs/{job.id}/nodes/0/lens/").json()
+    assert about["neurons"] == {"mlp": {"squares": True}} and "neurons" not in about["unavailable"]
+    model, meta = load_checkpoint(ROOT / "weights" / "cb-cpu.safetensors")
+    adapter = lens_for(model, meta.input_encoding)
+    _, body = ready(client, sent, url(job, 1, "neurons", "?layer=2&top=3"))
+    truth = acts(adapter, board_for(job.nodes, 1), 2)
+    assert [u["index"] for u in body["units"]] == np.argsort(-truth.max(0), kind="stable")[:3].tolist()
+    assert body["units"][0]["square"] == chess.SQUARE_NAMES[int(truth[:, body["units"][0]["index"]].argmax())]
+    _, body = ready(client, sent, url(job, 0, "carriers", "?move=e2e4&top=2"))
+    assert body["units"] == 4 * 256 and len(body["carriers"]) == 2
+    prepared = adapter.prepare(chess.Board())
+    column = [m.uci() for m in prepared.moves].index("e2e4")
+    with torch.no_grad():
+        clean = adapter.run(prepared)[1].logits[0, column]
+        for c in body["carriers"]:
+            scales = torch.ones(1, 4, 256)
+            scales[0, c["layer"], c["index"]] = 0
+            ablated = adapter.run(prepared, 1, {"mlp": scales})[1].logits[0, column]
+            assert c["exact"] == pytest.approx(float(ablated - clean), abs=1e-4)

@@ -45,7 +45,7 @@ def describe(network) -> dict:
 
     with _lock:
         if network.checksum not in _descriptions:
-            key = f"sightline.lens-about.v2.{network.checksum}"  # v2: with "neurons"
+            key = f"sightline.lens-about.v3.{network.checksum}"  # v3: ChessBench has neurons
             described = cache.get(key) or _describe(network)
             if described.pop("transient", False):
                 return described  # asked again next time: the file may be back

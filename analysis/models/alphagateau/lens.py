@@ -11,6 +11,13 @@ Units: ``head``, one per GATEAU layer (2 per block, in forward order). A GATEAU 
 output is ``W_0 h_i + sum_j a_ij (W_h h_j + W_g g_ij)``: the attention-weighted sum is the head's
 exact write and ``W_0 h_i`` (the self term) plays the part of the bias. Scaling the head
 multiplies its write by s; the edge update (eq. 4) has no attention and is not scaled.
+
+``channel``, one per channel of a ResGATEAU block's node write x (the block adds ``h + x``): as an
+lc0 SE-ResNet's channels, x[:, c] on every square is the channel's exact write to the node stream,
+and scaling it multiplies that write (the block's edge write y is left as is: the edge stream's
+channel c is another coordinate, read by the policy head). Its activation (neurons) is that write on
+each node, put on real squares (nodes are the mover's frame). AlphaGateau has no MLP layers: besides
+the heads, its only non-linear units are the BatchNorm-ReLUs that feed each GATEAU layer.
 """
 
 from __future__ import annotations
@@ -21,12 +28,14 @@ import chess
 import torch
 from torch import nn
 
-from analysis.encoding.graph import graph_for_width, split_input
+from analysis.encoding.graph import board_size, graph_for_width, split_input
+from analysis.encoding.graph_geometry import square_of_node
 from analysis.models.alphagateau.model import _graph_tensors
 from analysis.models.lens import LensAdapter, Prepared, ReadOut, UnitKind, hooks
 
-NO_MLP = ("AlphaGateau has no MLP layers: its GATEAU layers mix squares and moves by attention "
-          "over the move graph, so its units are the attention heads")
+NO_MLP = ("AlphaGateau has no MLP layers: its GATEAU layers are linear maps mixed by one attention head "
+          "over the move graph, so its units are the heads and the channels of each block's node write "
+          "(unit kinds 'head' and 'channel')")
 NO_WDL = "AlphaGateau's value head is a single tanh: it has no WDL"
 NO_SPLIT = ("a GATEAU layer's attention logit is one LeakyReLU of the updated edge features (eq. 5): "
             "it has no separate content and position terms to split")
@@ -41,6 +50,14 @@ def scaled_head(scale: torch.Tensor):
     return hook
 
 
+def scaled_node_write(scale: torch.Tensor):
+    """A forward hook on a ResGATEAU block: h + s_c x_c for each channel c, with (V, K) scales s."""
+    def hook(module, args, out):
+        h, h_new = args[0], out[0]
+        return (h + scale[:, None, :].to(h_new.dtype) * (h_new - h), *out[1:])
+    return hook
+
+
 class AlphaGateauLens(LensAdapter):
     family = "alphagateau"
     norm_note = ("AlphaGateau's streams meet no norm before the heads (the heads begin with their own "
@@ -50,7 +67,8 @@ class AlphaGateauLens(LensAdapter):
         super().__init__(model, encoding)
         c = model.config
         self.readouts = ["embed"] + [f"{i}.block" for i in range(c.blocks)]
-        self.units = {"head": UnitKind("head", c.gateau_layers, 1, "a GATEAU layer's attention over incoming moves")}
+        self.units = {"head": UnitKind("head", c.gateau_layers, 1, "a GATEAU layer's attention over incoming moves"),
+                      "channel": UnitKind("channel", c.blocks, c.width, "one channel of a block's node write")}
         self.unavailable = {"mlp": NO_MLP, "wdl": NO_WDL, "split": NO_SPLIT}
 
     def layers(self) -> list[nn.Module]:
@@ -63,9 +81,11 @@ class AlphaGateauLens(LensAdapter):
 
     def run(self, prepared: Prepared, variants: int = 1, scales: Mapping[str, torch.Tensor] | None = None,
             capture: bool = False) -> tuple[list[torch.Tensor] | None, ReadOut]:
-        scale = (scales or {}).get("head")
+        scale, channel = (scales or {}).get("head"), (scales or {}).get("channel")
         handles = [] if scale is None else [g.register_forward_hook(scaled_head(scale[:, i, 0]))
                                             for i, g in enumerate(self.layers())]
+        if channel is not None:
+            handles += [b.register_forward_hook(scaled_node_write(channel[:, i])) for i, b in enumerate(self.model.blocks)]
         with hooks(*handles):
             seen = self.streams(prepared.inputs.expand(variants, -1))
         return (seen if capture else None), self._read(prepared, seen[-1])
@@ -130,4 +150,27 @@ class AlphaGateauLens(LensAdapter):
 
     @torch.no_grad()
     def activations(self, prepared: Sequence[Prepared], kind: str, layer: int) -> torch.Tensor:
-        raise ValueError(NO_MLP)
+        """(B, 64, K): block ``layer``'s node write x, every channel on every real square (a1 = 0)."""
+        if kind != "channel":
+            raise ValueError(NO_MLP if kind == "mlp" else f"{kind!r} units have no activations to read; "
+                             "'channel' units do")
+        sizes = {board_size(p.board) for p in prepared}
+        if sizes != {8}:
+            raise ValueError("AlphaGateau's channels are read per square on 8x8 boards only: a 5x5 board "
+                             "has 25 nodes, not the 64 squares the neurons panel maps")
+        kept = []
+
+        def keep(_m, args, out):
+            kept.append(out[0] - args[0])
+        with hooks(self.model.blocks[layer].register_forward_hook(keep)):
+            self.streams(torch.cat([p.inputs for p in prepared]))
+        nodes = torch.stack([torch.as_tensor(_node_of_square(p.board), device=self.device) for p in prepared])
+        return kept[0].gather(1, nodes[:, :, None].expand(-1, -1, kept[0].shape[-1]))
+
+
+def _node_of_square(board: chess.Board):
+    """(64,) the node of each real square on an 8x8 board (nodes are the mover's frame)."""
+    squares = square_of_node(8, board.turn)  # node -> square
+    nodes = squares.copy()
+    nodes[squares] = range(64)
+    return nodes

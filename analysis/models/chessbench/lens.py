@@ -17,12 +17,23 @@ No ChessBench net has WDL.
 
 Units: ``head`` (layers x heads), A_h V_h W_O^(h) (no output bias); ``mlp`` (layers x
 widening * embed), SwiGLU hidden unit n, silu(x W_gate)_n (x W_up)_n, whose write is its
-product with W_down[:, n]. A scale applies to every row of the position (each legal move's).
+product with W_down[:, n]. A scale applies to every row of the position (each legal move's) and
+every token.
+
+Neurons (``activations``): an ``mlp`` unit's activation is that product where it enters W_down, read
+on the 64 board-square tokens of the FEN and put on real squares as the attention maps are (the
+encoding's ``square_tokens``, one place on for BOS). The other tokens have no square and are left
+out: BOS, side to move, castling (4), en passant (2), the two clocks (3 + 3) and, for action-value
+nets, the move. An action-value position's activation is the mean over its legal moves' rows (its
+board tokens differ between rows only through attention to the move), as its attention maps are.
 """
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import chess
+import numpy as np
 import torch
 
 from analysis.models.chessbench.config import BEHAVIOURAL_CLONING, STATE_VALUE
@@ -117,6 +128,23 @@ class ChessBenchLens(LensAdapter):
         heads = seen["heads"].unflatten(-1, (H, D))  # (rows, T, H, D)
         weight = attention.out.weight.unflatten(1, (H, D))  # (E, H, D)
         return torch.einsum("bthd,ehd->hbte", heads, weight), None, seen["out"]
+
+    def activations(self, prepared: Sequence[Prepared], kind: str, layer: int) -> torch.Tensor:
+        """(B, 64, widening * embed): layer ``layer``'s SwiGLU units where they enter W_down, on the
+        board-square tokens in real squares (a1 = 0); action-value rows averaged per position."""
+        if kind != "mlp":
+            raise ValueError(f"{kind!r} units have no activations to read; 'mlp' units do")
+        kept = []
+        handle = self.model.blocks[layer].ffn.down.register_forward_pre_hook(lambda _m, args: kept.append(args[0]))
+        with hooks(handle), torch.no_grad():
+            self.model(torch.cat([p.inputs for p in prepared]))
+        rows = torch.split(kept[0], [p.inputs.shape[0] for p in prepared])  # per position: (rows, T, F)
+        return torch.stack([self._board_tokens(r.float().mean(0), p.board) for r, p in zip(rows, prepared)])
+
+    def _board_tokens(self, acts: torch.Tensor, board: chess.Board) -> torch.Tensor:
+        """(T, F) over the model's sequence (BOS first) -> (64, F) on real squares."""
+        order = 1 + np.asarray(self.encoding.square_tokens(board))  # BOS shifts every FEN token by one
+        return acts[torch.as_tensor(order, device=acts.device)]
 
 
 def lens(model, encoding) -> ChessBenchLens:
