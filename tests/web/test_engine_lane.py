@@ -76,6 +76,16 @@ def test_the_engine_values_every_position_and_judges_every_move(material_network
         {n["fen"] for n in job.nodes})
 
 
+def test_the_page_learns_the_engines_name_before_its_first_value(material_network):
+    """The live page names the engine from the job's status: without a status once the engine
+    started, its line, figure and disagreements said "the engine" until the job ended."""
+    require_stockfish()
+    job, messages = analysed(material_network)
+    first_value = next(i for i, (kind, _) in enumerate(messages) if kind == "engine")
+    named = [payload["engine_name"] for kind, payload in messages[:first_value] if kind == "status"]
+    assert named and named[-1] == job.engine_name
+
+
 def test_engine_values_are_cached_like_the_rest(material_network, monkeypatch):
     require_stockfish()
     first, _ = analysed(material_network)

@@ -110,6 +110,7 @@ class EnginePass:
         if self.job.engine_name != name:
             self.job.engine_name = name
             AnalysisJob.objects.filter(pk=self.job.pk).update(engine_name=name)
+            self.status()  # the live page names the engine (its line, figure, list) from the job's status
         self._note("")
         stored = stored_engine_values(self.job, self.keys)
         self._take([(key, data, None) for key, data in stored.items()])
