@@ -129,3 +129,26 @@ def test_the_review_table_has_each_players_figures_and_the_networks_counts_its_g
     assert rows == [["Accuracy", "91.2%", "–"], ["Average centipawn loss", "18", "–"], ["Inaccuracies", "1", "0"],
                     ["Mistakes", "0", "1"], ["Blunders", "0", "2"]]
     assert counts == "?! 3 · ? 1 · ?? 0"
+
+
+# Byrne-Fischer 1956 after 11...Na4 (White to move) and after 41...Rc2# (White mated); scores are White's.
+AFTER_NA4 = {"san": "Na4", "ply": 22, "fen": "r2q1rk1/pp2ppbp/1bp2np1/2Q3B1/n2PP1b1/2N2N2/PP3PPP/3RKB1R w K - 3 12"}
+AFTER_RC2 = {"san": "Rc2#", "ply": 82, "fen": "1Q6/5pk1/2p3p1/1p2N2p/1b5P/1bn5/2r3P1/2K5 w - - 16 42"}
+
+
+@pytest.mark.parametrize("node, judgement, words", [
+    # Black's Na4 took White from 50.0% to 32.7%: better for Black than the engine's own choice.
+    (AFTER_NA4, {"played": "b6a4", "best": "f8e8", "best_san": "Re8", "best_score": 0.5, "played_score": 0.327},
+     "Na4: as good as Re8, the engine's choice, or better (50.0% before, 32.7% after Na4, White's win %)"),
+    # Two mates in one: the played one is as good as the engine's.
+    (AFTER_RC2, {"played": "a2c2", "best": "b4a3", "best_san": "Ba3#", "best_score": 0.025, "played_score": 0.025},
+     "Rc2#: as good as Ba3#, the engine's choice, or better (2.5% before, 2.5% after Rc2#, White's win %)"),
+    # A small loss below the marks' first step: the engine's move was best.
+    ({**AFTER_NA4, "ply": 22}, {"played": "b6a4", "best": "f8e8", "best_san": "Re8", "best_score": 0.5, "played_score": 0.53},
+     "Re8 was best (50.0% vs 53.0% after Na4, White's win %)"),
+])
+def test_an_unmarked_move_better_than_the_engines_choice_is_not_called_worse(node, judgement, words):
+    j = {**judgement, "source": "engine", "glyph": None, "name": None, "reason": "", "bound": "exact"}
+    got = run_module(imports("moves.js", "judgementTitle") + f"console.log(JSON.stringify(judgementTitle({json.dumps(j)}, "
+                     f"{json.dumps(node)}, 'policy')));")
+    assert got.startswith(words)
