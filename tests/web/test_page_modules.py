@@ -152,3 +152,14 @@ def test_an_unmarked_move_better_than_the_engines_choice_is_not_called_worse(nod
     got = run_module(imports("moves.js", "judgementTitle") + f"console.log(JSON.stringify(judgementTitle({json.dumps(j)}, "
                      f"{json.dumps(node)}, 'policy')));")
     assert got.startswith(words)
+
+
+def test_the_progress_counts_the_engine_lane_while_it_runs():
+    """The network's part done, the engine a quarter through: not "almost done", and the bar not full."""
+    got = run_module(imports("status.js", "progress") + "console.log(JSON.stringify(["
+                     "progress({engine_nodes: 100000, engine_note: ''}, [80, 80, 20], 80),"
+                     "progress({engine_nodes: 0, engine_note: ''}, [80, 80, 0], 80),"
+                     "progress({engine_nodes: 100000, engine_note: 'No engine line: Stockfish is not installed'}, [80, 80, 0], 80)]));")
+    running, off, missing = got
+    assert running == {"text": "eval 80/80 · search 80/80 · engine 20/80", "frac": 0.75, "done": 20}
+    assert off == missing == {"text": "eval 80/80 · search 80/80", "frac": 1, "done": 80}
