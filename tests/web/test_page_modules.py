@@ -163,3 +163,24 @@ def test_the_progress_counts_the_engine_lane_while_it_runs():
     running, off, missing = got
     assert running == {"text": "eval 80/80 · search 80/80 · engine 20/80", "frac": 0.75, "done": 20}
     assert off == missing == {"text": "eval 80/80 · search 80/80", "frac": 1, "done": 80}
+
+
+FAKE_DOCUMENT = ("const els = {}; globalThis.document = { getElementById: (id) => (els[id] ??= { id, hidden: false,"
+                 " innerHTML: '', textContent: '', title: '' }) };")
+
+
+@pytest.mark.parametrize("children, status, caption", [
+    ([], {"status": "done", "engine_nodes": 100000}, "A single position: no moves to review."),
+    ([1], {"status": "running", "engine_nodes": 100000}, "Waiting for the engine's values…"),
+    ([1], {"status": "cancelled", "engine_nodes": 100000}, "No review: the analysis ended before the engine valued the game's moves."),
+])
+def test_a_review_without_figures_says_why_and_never_waits_on_a_finished_job(children, status, caption):
+    """A FEN-only job, done, said "Waiting for the engine's values…" for ever, with the network's marks at 0."""
+    game = {"nodes": [{"id": 0, "children": children}], "status": {**status, "engine_note": ""},
+            "page": {"headers": {}, "network": {"name": "ag-cpu"}}}
+    got = run_module(imports("review.js", "GameReview") + FAKE_DOCUMENT +
+                     f"const game = {json.dumps(game)}; game.engineNote = () => '';"
+                     "const review = new GameReview(game);"
+                     "review.update({ review: { engine: null, network_marks: { white: {}, black: {} } } });"
+                     "console.log(JSON.stringify([els['review-caption'].textContent, els['review-network'].hidden]));")
+    assert got == [caption, not children]
