@@ -10,7 +10,7 @@ import { Disagreements } from "./disagreements.js";
 import { Explorer } from "./explorer.js";
 import { Lens } from "./lens.js";
 import { EvalGraph } from "./graph.js";
-import { MoveList } from "./moves.js";
+import { MoveList, marksLegend } from "./moves.js";
 import { MovePlayer } from "./play.js";
 import { PositionPanel } from "./position.js";
 import { GameReview } from "./review.js";
@@ -110,11 +110,18 @@ class GamePage {
   // The marks shown on the moves, the graph and the panel: the engine's, or the network's own.
   setMarksView(view) {
     this.marksView = view;
-    const legend = document.getElementById("judgement-legend"), words = legend.dataset;
-    const engine = view === "engine" && this.results.hasEngine();
-    legend.textContent = engine ? words.engineShort : words.networkShort;
-    legend.title = engine ? words.engineLong : words.networkLong;
+    this.renderLegend();
     this.moveList.markAll(); this.renderPly(); this.graph.schedule();
+  }
+
+  renderLegend() {
+    const legend = document.getElementById("judgement-legend");
+    const networkShown = this.nodes.some((n) => {
+      const j = this.results.judgement(n.id, this.marksView);
+      return j && j.source !== "engine";
+    });
+    [legend.textContent, legend.title] = marksLegend(legend.dataset, this.marksView, this.results.hasEngine(),
+      networkShown, this.page.network.name);
   }
 
   // The toggle appears once the engine has valued something (before, the marks are the network's).
@@ -134,7 +141,7 @@ class GamePage {
 
   refreshAll() {
     this.moveList.render(); this.renderPly(); this.statusBar.render(); this.graph.schedule(); this.player.settle();
-    this.renderMarksToggle(); this.review.render(); this.disagreements.render();
+    this.renderMarksToggle(); this.renderLegend(); this.review.render(); this.disagreements.render();
   }
 
   // ---- websocket messages (socket.js dispatches them here by kind) ---------------------
@@ -155,6 +162,7 @@ class GamePage {
     this.graph.schedule();
     this.player.settle();
     this.renderMarksToggle();
+    this.renderLegend();
   }
 
   onProgress(msg) {

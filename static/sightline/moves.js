@@ -18,6 +18,15 @@ export function markWords(j, networkName) {
   return j.source === "engine" ? `${j.glyph} ${j.name}` : `${j.glyph} ${networkName}'s opinion`;
 }
 
+// The line under the moves (and its tooltip) for the marks' view. In the engine's view a move the
+// engine has not valued yet (a live job, an engine that stopped) keeps the network's mark, in
+// italics: the line says so instead of calling every mark the engine's.
+export function marksLegend(words, view, hasEngine, networkMarksShown, networkName) {
+  if (view !== "engine" || !hasEngine) return [words.networkShort, words.networkLong];
+  const mixed = networkMarksShown ? ` Marks in italics are ${networkName}'s opinion: the engine has not valued those moves.` : "";
+  return [words.engineShort + mixed, words.engineLong + mixed];
+}
+
 // The tooltip of a judged move. Both scores are White's, valued in the position before the move.
 export function judgementTitle(j, node, searchName, networkName = "the network") {
   if (!j) return "not judged yet";

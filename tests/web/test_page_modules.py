@@ -184,3 +184,18 @@ def test_a_review_without_figures_says_why_and_never_waits_on_a_finished_job(chi
                      "review.update({ review: { engine: null, network_marks: { white: {}, black: {} } } });"
                      "console.log(JSON.stringify([els['review-caption'].textContent, els['review-network'].hidden]));")
     assert got == [caption, not children]
+
+
+def test_the_marks_legend_says_which_marks_are_still_the_networks():
+    """Live, the engine's view keeps the network's mark where the engine has not valued the move yet:
+    the line under the moves called them all the reference engine's."""
+    words = {"engineShort": "Marks: the reference engine's.", "engineLong": "E long.",
+             "networkShort": "Marks: the network's.", "networkLong": "N long."}
+    got = run_module(imports("moves.js", "marksLegend") + f"const w = {json.dumps(words)};"
+                     "console.log(JSON.stringify([marksLegend(w, 'engine', true, true, 'cf-small'),"
+                     " marksLegend(w, 'engine', true, false, 'cf-small'), marksLegend(w, 'network', true, true, 'cf-small'),"
+                     " marksLegend(w, 'engine', false, true, 'cf-small')]));")
+    mixed, engine_only, network_view, no_engine = got
+    assert mixed[0] == "Marks: the reference engine's. Marks in italics are cf-small's opinion: the engine has not valued those moves."
+    assert engine_only == ["Marks: the reference engine's.", "E long."]
+    assert network_view == no_engine == ["Marks: the network's.", "N long."]
