@@ -153,7 +153,7 @@ class GamePage {
     for (const item of items) {
       if (!this.nodes[item.node]) { this.fetchNodes(); continue; }
       this.results.merge(item.node, item);
-      if (item.engine || item.judgement?.source === "engine") this.review.engineArrived();
+      this.review.arrived(item);
       this.moveList.mark(item.node);
       for (const child of this.nodes[item.node].children) this.moveList.mark(child);
       if (item.node === this.current || this.nodes[this.current].parent === item.node) this.renderPly();

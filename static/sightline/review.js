@@ -26,12 +26,12 @@ export class GameReview {
     this.game = game;
     this.review = null; // {engine: figures per player or null, network_marks}
     this.swing = null; // the network's side-to-move bias (webapp/analyses/review.py network_swing)
-    this.arrivals = 0; // engine values received, and how many the figures shown include
+    this.arrivals = 0; // engine values and judgements received, and how many the figures shown include
     this.included = 0;
     this.timer = null;
   }
 
-  // Engine values came after the figures shown were made.
+  // Values came after the figures shown were made.
   get stale() { return this.arrivals > this.included; }
 
   // The review parts of a snapshot or of the job's state; ``arrivals``: the engine values received
@@ -43,8 +43,11 @@ export class GameReview {
     this.render();
   }
 
-  // An engine value arrived: the figures shown are behind; fetch them again soon (not per value).
-  engineArrived() {
+  // A node's new results: an engine value or a judgement puts the figures shown behind (the engine's,
+  // and the network's marks counted beside them: with the engine off these stayed at 0 after a job
+  // watched live); fetch them again soon (not per value), and once more at the end (``stale``).
+  arrived(item) {
+    if (!(item.engine || item.judgement || item.network_judgement)) return;
     this.arrivals += 1;
     if (this.timer) return;
     this.timer = setTimeout(async () => {

@@ -199,3 +199,19 @@ def test_the_marks_legend_says_which_marks_are_still_the_networks():
     assert mixed[0] == "Marks: the reference engine's. Marks in italics are cf-small's opinion: the engine has not valued those moves."
     assert engine_only == ["Marks: the reference engine's.", "E long."]
     assert network_view == no_engine == ["Marks: the network's.", "N long."]
+
+
+def test_a_network_judgement_puts_the_reviews_counts_behind():
+    """With the engine off, the network's marks counted under the review stayed at the snapshot's
+    (0 for a job watched from its start): only the engine's values made the page fetch them again."""
+    game = {"nodes": [{"id": 0, "children": [1]}], "status": {"status": "running", "engine_nodes": 0, "engine_note": ""},
+            "page": {"headers": {}, "network": {"name": "cf-small"}, "urls": {"state": "/state/"}}}
+    got = run_module(imports("review.js", "GameReview") + FAKE_DOCUMENT +
+                     f"const game = {json.dumps(game)}; game.engineNote = () => '';"
+                     "globalThis.setTimeout = () => 1; const review = new GameReview(game);"
+                     "review.update({ review: { engine: null, network_marks: { white: {}, black: {} } } });"
+                     "const before = review.stale; review.arrived({ node: 1, eval: { score: 0.5 } });"
+                     "const evalOnly = review.stale;"
+                     "review.arrived({ node: 1, judgement: { glyph: '?', source: 'network' } });"
+                     "console.log(JSON.stringify([before, evalOnly, review.stale]));")
+    assert got == [False, False, True]
