@@ -82,6 +82,17 @@ def test_the_legend_names_each_colour_of_mark_drawn():
                    ["?? blunder", True, "#d62728", [4], [0.25]]]  # the engine's marks sit on the engine's line
 
 
+def test_a_mark_at_the_graphs_edge_is_drawn_whole():
+    """A blunder into a mate sits at 0% or 100% on the engine's line: Plotly clipped it in half."""
+    game = {"nodes": [{"id": 0, "ply": 0, "san": "", "parent": None}, {"id": 1, "ply": 1, "san": "f3", "parent": 0}],
+            "marksView": "engine"}
+    got = run_module(imports("graph.js", "markTraces") + f"const game = {json.dumps(game)};"
+                     "game.results = { judgement: (id) => id === 1 ? { glyph: '??', source: 'engine' } : null,"
+                     " score: () => 0.5, engineScore: () => 0 };"
+                     "console.log(JSON.stringify(markTraces(game, [0, 1]).map((t) => [t.y, t.cliponaxis])));")
+    assert got == [[[], False], [[], False], [[0], False]]
+
+
 def test_the_networks_marks_are_never_named_in_lichesss_words():
     got = legend_of_marks({3: "?"}, "search", view="network")
     assert [name for name, *_ in got] == ["?! network's opinion", "? network's opinion", "?? network's opinion"]
