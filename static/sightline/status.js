@@ -23,7 +23,7 @@ export class JobStatus {
     this.nps = searchRate(this.game.results.progress.values(), this.nps);
     if (this.nps && st.status === "running") text += ` · ${fmtNum(this.nps)} nodes/s`;
     $("progress-text").textContent = text;
-    const left = ["queued", "running"].includes(st.status) ? this.secondsLeft(shown.done, total) : null;
+    const left = ["queued", "running"].includes(st.status) ? this.secondsLeft(shown.done, total, Date.now(), shown.engine) : null;
     $("eta").textContent = left == null ? "" : left < 1 ? "almost done" : `about ${fmtDuration(left)} left`;
     $("cancel-btn").hidden = FINISHED.includes(st.status) || !this.game.page.can_cancel;
     const err = $("error-box");
@@ -39,15 +39,17 @@ export class JobStatus {
   }
 
   // Seconds until every position is searched: the rate of the last minute's finished searches,
-  // else the site's measured cost per position (page.estimate); null when neither is known.
-  secondsLeft(searched, total, now = Date.now()) {
+  // else the site's measured cost per position (page.estimate: the network's alone, so not while
+  // the engine lane runs, where it read "almost done" before Stockfish's first value); null when
+  // neither is known.
+  secondsLeft(searched, total, now = Date.now(), engine = false) {
     const last = this.rate[this.rate.length - 1];
     if (!last || last[1] !== searched) this.rate.push([now, searched]);
     while (this.rate.length > 2 && now - this.rate[0][0] > RATE_WINDOW_MS) this.rate.shift();
     const remaining = total - searched, [t0, s0] = this.rate[0];
     if (remaining <= 0) return 0;
     if (searched > s0 && now > t0) return (remaining * (now - t0)) / 1000 / (searched - s0);
-    const per = this.game.page.estimate?.seconds_per_position;
+    const per = engine ? null : this.game.page.estimate?.seconds_per_position;
     return per == null ? null : remaining * per;
   }
 }
@@ -60,7 +62,7 @@ export function progress(st, [evaluated, searched, valued], total) {
   const text = `eval ${evaluated}/${total} · search ${searched}/${total}` + (engine ? ` · engine ${valued}/${total}` : "");
   const parts = engine ? [evaluated, searched, valued] : [evaluated, searched];
   const frac = total ? parts.reduce((a, b) => a + b, 0) / (parts.length * total) : 0;
-  return { text, frac, done: engine ? Math.min(searched, valued) : searched };
+  return { text, frac, done: engine ? Math.min(searched, valued) : searched, engine };
 }
 
 // The search rate to show: the newest progress message's, except between positions, where a new

@@ -172,8 +172,18 @@ def test_the_progress_counts_the_engine_lane_while_it_runs():
                      "progress({engine_nodes: 0, engine_note: ''}, [80, 80, 0], 80),"
                      "progress({engine_nodes: 100000, engine_note: 'No engine line: Stockfish is not installed'}, [80, 80, 0], 80)]));")
     running, off, missing = got
-    assert running == {"text": "eval 80/80 · search 80/80 · engine 20/80", "frac": 0.75, "done": 20}
-    assert off == missing == {"text": "eval 80/80 · search 80/80", "frac": 1, "done": 80}
+    assert running == {"text": "eval 80/80 · search 80/80 · engine 20/80", "frac": 0.75, "done": 20, "engine": True}
+    assert off == missing == {"text": "eval 80/80 · search 80/80", "frac": 1, "done": 80, "engine": False}
+
+
+def test_the_time_left_is_not_the_networks_estimate_while_the_engine_runs():
+    """Before the engine's first value the only rate was the network's measured cost per position:
+    "almost done" with Stockfish at 0 of 36."""
+    got = run_module(imports("status.js", "JobStatus") +
+                     "const game = { page: { estimate: { seconds_per_position: 0.001 } } };"
+                     "const a = new JobStatus(game), b = new JobStatus(game);"
+                     "console.log(JSON.stringify([a.secondsLeft(0, 36, 1000, true), b.secondsLeft(0, 36, 1000, false)]));")
+    assert got[0] is None and got[1] == pytest.approx(0.036)
 
 
 FAKE_DOCUMENT = ("const els = {}; globalThis.document = { getElementById: (id) => (els[id] ??= { id, hidden: false,"
