@@ -10,7 +10,7 @@ import { Disagreements } from "./disagreements.js";
 import { Explorer } from "./explorer.js";
 import { Lens } from "./lens.js";
 import { EvalGraph } from "./graph.js";
-import { MoveList } from "./moves.js";
+import { MoveList, marksLegend } from "./moves.js";
 import { MovePlayer } from "./play.js";
 import { PositionPanel } from "./position.js";
 import { GameReview } from "./review.js";
@@ -113,11 +113,18 @@ class GamePage {
   // The marks shown on the moves, the graph and the panel: the engine's, or the network's own.
   setMarksView(view) {
     this.marksView = view;
-    const legend = document.getElementById("judgement-legend"), words = legend.dataset;
-    const engine = view === "engine" && this.results.hasEngine();
-    legend.textContent = engine ? words.engineShort : words.networkShort;
-    legend.title = engine ? words.engineLong : words.networkLong;
+    this.renderLegend();
     this.moveList.markAll(); this.renderPly(); this.graph.schedule();
+  }
+
+  renderLegend() {
+    const legend = document.getElementById("judgement-legend");
+    const networkShown = this.nodes.some((n) => {
+      const j = this.results.judgement(n.id, this.marksView);
+      return j && j.source !== "engine";
+    });
+    [legend.textContent, legend.title] = marksLegend(legend.dataset, this.marksView, this.results.hasEngine(),
+      networkShown, this.page.network.name);
   }
 
   // The toggle appears once the engine has valued something (before, the marks are the network's).
@@ -137,7 +144,7 @@ class GamePage {
 
   refreshAll() {
     this.moveList.render(); this.renderPly(); this.statusBar.render(); this.graph.schedule(); this.player.settle();
-    this.renderMarksToggle(); this.review.render(); this.disagreements.render();
+    this.renderMarksToggle(); this.renderLegend(); this.review.render(); this.disagreements.render();
     this.timeline.schedule();
   }
 
@@ -150,7 +157,7 @@ class GamePage {
     for (const item of items) {
       if (!this.nodes[item.node]) { this.fetchNodes(); continue; }
       this.results.merge(item.node, item);
-      if (item.engine || item.judgement?.source === "engine") this.review.engineArrived();
+      this.review.arrived(item);
       this.moveList.mark(item.node);
       for (const child of this.nodes[item.node].children) this.moveList.mark(child);
       if (item.node === this.current || this.nodes[this.current].parent === item.node) this.renderPly();
@@ -160,6 +167,7 @@ class GamePage {
     this.timeline.schedule();
     this.player.settle();
     this.renderMarksToggle();
+    this.renderLegend();
   }
 
   onProgress(msg) {

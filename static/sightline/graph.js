@@ -123,7 +123,7 @@ export function markTraces(game, ids) {
     return { x: mine.map(([id]) => game.nodes[id].ply), y: mine.map(([id, j]) => markHeight(game.results, id, j)),
       customdata: mine.map(([id]) => id), text: mine.map(([id]) => `${moveLabel(game.nodes[id], true)}${game.nodes[id].san}${glyph}`),
       mode: "markers", name: network ? `${glyph} network's opinion` : `${glyph} ${name}`,
-      showlegend: mine.length > 0,
+      showlegend: mine.length > 0, cliponaxis: false, // a mark at 0% or 100% (a mate) is drawn whole, not halved
       marker: { size: 9, color: colour, line: { color: "#222", width: 1 } }, hovertemplate: "%{text}<extra></extra>" };
   });
 }

@@ -1,7 +1,7 @@
 // The move list: the game's main line with its variations in parentheses, PGN comments and NAGs,
 // each move marked with its judgement ("?!", "?", "??") once the worker has made it: the reference
 // engine's by default, the network's own with the "network's opinion" toggle (game.marksView).
-import { commentText, moveLabel, nagText } from "./format.js";
+import { commentText, moveLabel, nagText, whiteToMove } from "./format.js";
 
 const BOUND_WORDS = { upper: " at most", lower: " at least" };
 
@@ -18,13 +18,27 @@ export function markWords(j, networkName) {
   return j.source === "engine" ? `${j.glyph} ${j.name}` : `${j.glyph} ${networkName}'s opinion`;
 }
 
+// The line under the moves (and its tooltip) for the marks' view. In the engine's view a move the
+// engine has not valued yet (a live job, an engine that stopped) keeps the network's mark, in
+// italics: the line says so instead of calling every mark the engine's.
+export function marksLegend(words, view, hasEngine, networkMarksShown, networkName) {
+  if (view !== "engine" || !hasEngine) return [words.networkShort, words.networkLong];
+  const mixed = networkMarksShown ? ` Marks in italics are ${networkName}'s opinion: the engine has not valued those moves.` : "";
+  return [words.engineShort + mixed, words.engineLong + mixed];
+}
+
 // The tooltip of a judged move. Both scores are White's, valued in the position before the move.
 export function judgementTitle(j, node, searchName, networkName = "the network") {
   if (!j) return "not judged yet";
   if (j.source === "engine") {
     const verdict = j.glyph ? `${j.glyph} ${j.name[0].toUpperCase()}${j.name.slice(1)}. ${j.reason ? `${j.reason}. ` : ""}` : "";
+    const before = (100 * j.best_score).toFixed(1), after = (100 * j.played_score).toFixed(1);
+    // The mover's loss in White's win %: none where the played move did as well (a deeper look after
+    // it found more than the engine's own choice: 11...Na4!!), so the engine's move was not "best".
+    const loss = whiteToMove(node) ? j.played_score - j.best_score : j.best_score - j.played_score;
     return verdict + (j.played === j.best || !j.best_san ? `${node.san}: the engine's best move or as good`
-      : `${j.best_san} was best (${(100 * j.best_score).toFixed(1)}% vs ${(100 * j.played_score).toFixed(1)}% after ${node.san}, White's win %)`) +
+      : !j.glyph && loss <= 0 ? `${node.san}: as good as ${j.best_san}, the engine's choice, or better (${before}% before, ${after}% after ${node.san}, White's win %)`
+      : `${j.best_san} was best (${before}% vs ${after}% after ${node.san}, White's win %)`) +
       "; the reference engine's values, lichess's thresholds";
   }
   const by = j.source === "search" ? `${searchName}'s root statistics` : "the network (both successors in one batch)";

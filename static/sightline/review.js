@@ -26,12 +26,12 @@ export class GameReview {
     this.game = game;
     this.review = null; // {engine: figures per player or null, network_marks}
     this.swing = null; // the network's side-to-move bias (webapp/analyses/review.py network_swing)
-    this.arrivals = 0; // engine values received, and how many the figures shown include
+    this.arrivals = 0; // engine values and judgements received, and how many the figures shown include
     this.included = 0;
     this.timer = null;
   }
 
-  // Engine values came after the figures shown were made.
+  // Values came after the figures shown were made.
   get stale() { return this.arrivals > this.included; }
 
   // The review parts of a snapshot or of the job's state; ``arrivals``: the engine values received
@@ -43,8 +43,11 @@ export class GameReview {
     this.render();
   }
 
-  // An engine value arrived: the figures shown are behind; fetch them again soon (not per value).
-  engineArrived() {
+  // A node's new results: an engine value or a judgement puts the figures shown behind (the engine's,
+  // and the network's marks counted beside them: with the engine off these stayed at 0 after a job
+  // watched live); fetch them again soon (not per value), and once more at the end (``stale``).
+  arrived(item) {
+    if (!(item.engine || item.judgement || item.network_judgement)) return;
     this.arrivals += 1;
     if (this.timer) return;
     this.timer = setTimeout(async () => {
@@ -58,9 +61,10 @@ export class GameReview {
     const engine = this.review?.engine, note = this.game.engineNote(), headers = this.game.page.headers || {};
     const table = $("review-table"), caption = $("review-caption");
     const names = [headers.White, headers.Black].map((n, i) => (n && n !== "?" ? n : ["White", "Black"][i]));
+    const single = this.game.nodes[0].children.length === 0;
     if (!engine) {
       table.innerHTML = "";
-      caption.textContent = note || (this.game.status.engine_nodes ? "Waiting for the engine's values…" : "");
+      caption.textContent = single ? "A single position: no moves to review." : note || waitingWords(this.game.status);
     } else {
       table.innerHTML = `<tr><th></th><th class="white-player">○ ${escapeHtml(names[0])}</th><th class="black-player">● ${escapeHtml(names[1])}</th></tr>` +
         reviewRows(engine).map(([label, w, b]) => `<tr><th scope="row">${label}</th><td>${w}</td><td>${b}</td></tr>`).join("");
@@ -70,10 +74,18 @@ export class GameReview {
       caption.title = engine.source || "";
     }
     const marks = this.review?.network_marks, own = $("review-network");
-    own.hidden = !marks;
+    own.hidden = !marks || single;
     if (marks) own.textContent = `${this.game.page.network.name}'s opinion, its own marks: ${names[0]} ${networkCounts(marks.white)}; ` +
       `${names[1]} ${networkCounts(marks.black)}.`;
   }
+}
+
+// Why a game's review is not shown yet: the engine is on its way, or the job ended before it valued
+// two positions of the main line (a single position's job said "Waiting" for ever).
+export function waitingWords(status) {
+  if (!status.engine_nodes) return "";
+  return ["done", "failed", "cancelled"].includes(status.status)
+    ? "No review: the analysis ended before the engine valued the game's moves." : "Waiting for the engine's values…";
 }
 
 export const escapeHtml = (text) => String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -17,14 +17,13 @@ export class JobStatus {
     const st = this.game.status, pill = $("job-status");
     pill.textContent = st.status;
     pill.className = `pill status-${st.status}`;
-    const total = st.total || this.game.nodes.length, [evaluated, searched] = this.counts(st);
-    const frac = total ? (evaluated + searched) / (2 * total) : 0;
-    $("progress-bar").style.width = `${(100 * Math.min(1, frac)).toFixed(1)}%`;
-    let text = `eval ${evaluated}/${total} · search ${searched}/${total}`;
+    const total = st.total || this.game.nodes.length, shown = progress(st, this.counts(st), total);
+    $("progress-bar").style.width = `${(100 * Math.min(1, shown.frac)).toFixed(1)}%`;
+    let text = shown.text;
     this.nps = searchRate(this.game.results.progress.values(), this.nps);
     if (this.nps && st.status === "running") text += ` · ${fmtNum(this.nps)} nodes/s`;
     $("progress-text").textContent = text;
-    const left = ["queued", "running"].includes(st.status) ? this.secondsLeft(searched, total) : null;
+    const left = ["queued", "running"].includes(st.status) ? this.secondsLeft(shown.done, total, Date.now(), shown.engine) : null;
     $("eta").textContent = left == null ? "" : left < 1 ? "almost done" : `about ${fmtDuration(left)} left`;
     $("cancel-btn").hidden = FINISHED.includes(st.status) || !this.game.page.can_cancel;
     const err = $("error-box");
@@ -34,23 +33,36 @@ export class JobStatus {
 
   // Counts from the results merged so far (pushed plies arrive between status messages).
   counts(st) {
-    let evaluated = 0, searched = 0;
-    for (const r of this.game.results.values()) { if (r.eval) evaluated += 1; if (r.search) searched += 1; }
-    return [Math.max(evaluated, st.evaluated || 0), Math.max(searched, st.searched || 0)];
+    let evaluated = 0, searched = 0, valued = 0;
+    for (const r of this.game.results.values()) { if (r.eval) evaluated += 1; if (r.search) searched += 1; if (r.engine) valued += 1; }
+    return [Math.max(evaluated, st.evaluated || 0), Math.max(searched, st.searched || 0), valued];
   }
 
   // Seconds until every position is searched: the rate of the last minute's finished searches,
-  // else the site's measured cost per position (page.estimate); null when neither is known.
-  secondsLeft(searched, total, now = Date.now()) {
+  // else the site's measured cost per position (page.estimate: the network's alone, so not while
+  // the engine lane runs, where it read "almost done" before Stockfish's first value); null when
+  // neither is known.
+  secondsLeft(searched, total, now = Date.now(), engine = false) {
     const last = this.rate[this.rate.length - 1];
     if (!last || last[1] !== searched) this.rate.push([now, searched]);
     while (this.rate.length > 2 && now - this.rate[0][0] > RATE_WINDOW_MS) this.rate.shift();
     const remaining = total - searched, [t0, s0] = this.rate[0];
     if (remaining <= 0) return 0;
     if (searched > s0 && now > t0) return (remaining * (now - t0)) / 1000 / (searched - s0);
-    const per = this.game.page.estimate?.seconds_per_position;
+    const per = engine ? null : this.game.page.estimate?.seconds_per_position;
     return per == null ? null : remaining * per;
   }
+}
+
+// The counts shown, the bar's fraction and the positions finished (for the time left): the engine
+// lane counts where it runs (the job ends when it has valued every position too; without it the
+// bar and "almost done" showed the network's part finished while the engine still worked).
+export function progress(st, [evaluated, searched, valued], total) {
+  const engine = !!st.engine_nodes && !st.engine_note;
+  const text = `eval ${evaluated}/${total} · search ${searched}/${total}` + (engine ? ` · engine ${valued}/${total}` : "");
+  const parts = engine ? [evaluated, searched, valued] : [evaluated, searched];
+  const frac = total ? parts.reduce((a, b) => a + b, 0) / (parts.length * total) : 0;
+  return { text, frac, done: engine ? Math.min(searched, valued) : searched, engine };
 }
 
 // The search rate to show: the newest progress message's, except between positions, where a new

@@ -76,6 +76,31 @@ def test_the_engine_values_every_position_and_judges_every_move(material_network
         {n["fen"] for n in job.nodes})
 
 
+def test_the_page_learns_the_engines_name_before_its_first_value(material_network):
+    """The live page names the engine from the job's status: without a status once the engine
+    started, its line, figure and disagreements said "the engine" until the job ended."""
+    require_stockfish()
+    job, messages = analysed(material_network)
+    first_value = next(i for i, (kind, _) in enumerate(messages) if kind == "engine")
+    named = [payload["engine_name"] for kind, payload in messages[:first_value] if kind == "status"]
+    assert named and named[-1] == job.engine_name
+
+
+def test_an_engine_judgements_figures_are_the_values_the_panel_shows():
+    """Byrne-Fischer's last move: Rc2# where the engine's line had Ba3#, both mate in one. The
+    judgement's figures are the values' own scores (100% a mate), as the panel and graph show them,
+    not lichess's ceiled 97.5%; the mark is still lichess's (none: the mate was kept)."""
+    from webapp.analyses.engine_pass import engine_judgement
+
+    before = {"cp": None, "mate": 1, "score": 1.0, "best": "b4a3", "best_san": "Ba3#"}
+    mated = {"cp": None, "mate": 0, "score": 0.0}
+    j = engine_judgement("a2c2", before, mated)
+    assert (j["best_score"], j["played_score"], j["drop"], j["glyph"]) == (1.0, 1.0, 0.0, None)
+    winning = {"cp": 1500, "mate": None, "score": 0.99221, "best": "d1d8"}
+    j = engine_judgement("d1d2", winning, {"cp": -1400, "mate": None, "score": 0.00577})
+    assert j["best_score"] == 0.99221 and j["played_score"] == pytest.approx(0.99423) and j["glyph"] is None
+
+
 def test_engine_values_are_cached_like_the_rest(material_network, monkeypatch):
     require_stockfish()
     first, _ = analysed(material_network)

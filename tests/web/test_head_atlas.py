@@ -50,6 +50,22 @@ def test_a_checked_upload_queues_its_atlas_and_the_task_computes_it(
     assert tasks.compute_head_atlas.run(10 ** 6) == "missing"
 
 
+def test_a_redelivered_atlas_task_does_not_compute_it_again(atlas_network, monkeypatch, django_capture_on_commit_callbacks):
+    """An atlas that ran past the broker's visibility timeout is delivered again when it ends: the
+    copy finds it ready and stops (computing again ran past the timeout again: a loop that held a
+    worker slot while the analyses waited). Asked for again, it is computed again."""
+    computed = []
+    monkeypatch.setattr(tasks, "compute_and_store", lambda network, *a, **k: computed.append(network.pk) or
+                        HeadAtlas.objects.get(network=network))
+    assert tasks.compute_head_atlas.run(atlas_network.pk) == HeadAtlas.Status.READY and computed == []
+    monkeypatch.setattr("workers.dispatch.send_task", lambda *a, **k: None)
+    from webapp.networks.atlas import request_atlas
+    with django_capture_on_commit_callbacks(execute=True):
+        request_atlas(atlas_network, again=True)
+    tasks.compute_head_atlas.run(atlas_network.pk)
+    assert computed == [atlas_network.pk]
+
+
 @pytest.mark.django_db(transaction=True)  # a worker runs in autocommit: the atlas is sent at once
 def test_a_broker_that_is_down_leaves_no_atlas_queued(tiny_network, broker_down):
     """A checked network's atlas, asked for while Redis is down, is not left "queued" with no task:

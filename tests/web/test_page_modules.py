@@ -82,6 +82,17 @@ def test_the_legend_names_each_colour_of_mark_drawn():
                    ["?? blunder", True, "#d62728", [4], [0.25]]]  # the engine's marks sit on the engine's line
 
 
+def test_a_mark_at_the_graphs_edge_is_drawn_whole():
+    """A blunder into a mate sits at 0% or 100% on the engine's line: Plotly clipped it in half."""
+    game = {"nodes": [{"id": 0, "ply": 0, "san": "", "parent": None}, {"id": 1, "ply": 1, "san": "f3", "parent": 0}],
+            "marksView": "engine"}
+    got = run_module(imports("graph.js", "markTraces") + f"const game = {json.dumps(game)};"
+                     "game.results = { judgement: (id) => id === 1 ? { glyph: '??', source: 'engine' } : null,"
+                     " score: () => 0.5, engineScore: () => 0 };"
+                     "console.log(JSON.stringify(markTraces(game, [0, 1]).map((t) => [t.y, t.cliponaxis])));")
+    assert got == [[[], False], [[], False], [[0], False]]
+
+
 def test_the_networks_marks_are_never_named_in_lichesss_words():
     got = legend_of_marks({3: "?"}, "search", view="network")
     assert [name for name, *_ in got] == ["?! network's opinion", "? network's opinion", "?? network's opinion"]
@@ -129,3 +140,99 @@ def test_the_review_table_has_each_players_figures_and_the_networks_counts_its_g
     assert rows == [["Accuracy", "91.2%", "–"], ["Average centipawn loss", "18", "–"], ["Inaccuracies", "1", "0"],
                     ["Mistakes", "0", "1"], ["Blunders", "0", "2"]]
     assert counts == "?! 3 · ? 1 · ?? 0"
+
+
+# Byrne-Fischer 1956 after 11...Na4 (White to move) and after 41...Rc2# (White mated); scores are White's.
+AFTER_NA4 = {"san": "Na4", "ply": 22, "fen": "r2q1rk1/pp2ppbp/1bp2np1/2Q3B1/n2PP1b1/2N2N2/PP3PPP/3RKB1R w K - 3 12"}
+AFTER_RC2 = {"san": "Rc2#", "ply": 82, "fen": "1Q6/5pk1/2p3p1/1p2N2p/1b5P/1bn5/2r3P1/2K5 w - - 16 42"}
+
+
+@pytest.mark.parametrize("node, judgement, words", [
+    # Black's Na4 took White from 50.0% to 32.7%: better for Black than the engine's own choice.
+    (AFTER_NA4, {"played": "b6a4", "best": "f8e8", "best_san": "Re8", "best_score": 0.5, "played_score": 0.327},
+     "Na4: as good as Re8, the engine's choice, or better (50.0% before, 32.7% after Na4, White's win %)"),
+    # Two mates in one: the played one is as good as the engine's.
+    (AFTER_RC2, {"played": "a2c2", "best": "b4a3", "best_san": "Ba3#", "best_score": 0.025, "played_score": 0.025},
+     "Rc2#: as good as Ba3#, the engine's choice, or better (2.5% before, 2.5% after Rc2#, White's win %)"),
+    # A small loss below the marks' first step: the engine's move was best.
+    ({**AFTER_NA4, "ply": 22}, {"played": "b6a4", "best": "f8e8", "best_san": "Re8", "best_score": 0.5, "played_score": 0.53},
+     "Re8 was best (50.0% vs 53.0% after Na4, White's win %)"),
+])
+def test_an_unmarked_move_better_than_the_engines_choice_is_not_called_worse(node, judgement, words):
+    j = {**judgement, "source": "engine", "glyph": None, "name": None, "reason": "", "bound": "exact"}
+    got = run_module(imports("moves.js", "judgementTitle") + f"console.log(JSON.stringify(judgementTitle({json.dumps(j)}, "
+                     f"{json.dumps(node)}, 'policy')));")
+    assert got.startswith(words)
+
+
+def test_the_progress_counts_the_engine_lane_while_it_runs():
+    """The network's part done, the engine a quarter through: not "almost done", and the bar not full."""
+    got = run_module(imports("status.js", "progress") + "console.log(JSON.stringify(["
+                     "progress({engine_nodes: 100000, engine_note: ''}, [80, 80, 20], 80),"
+                     "progress({engine_nodes: 0, engine_note: ''}, [80, 80, 0], 80),"
+                     "progress({engine_nodes: 100000, engine_note: 'No engine line: Stockfish is not installed'}, [80, 80, 0], 80)]));")
+    running, off, missing = got
+    assert running == {"text": "eval 80/80 · search 80/80 · engine 20/80", "frac": 0.75, "done": 20, "engine": True}
+    assert off == missing == {"text": "eval 80/80 · search 80/80", "frac": 1, "done": 80, "engine": False}
+
+
+def test_the_time_left_is_not_the_networks_estimate_while_the_engine_runs():
+    """Before the engine's first value the only rate was the network's measured cost per position:
+    "almost done" with Stockfish at 0 of 36."""
+    got = run_module(imports("status.js", "JobStatus") +
+                     "const game = { page: { estimate: { seconds_per_position: 0.001 } } };"
+                     "const a = new JobStatus(game), b = new JobStatus(game);"
+                     "console.log(JSON.stringify([a.secondsLeft(0, 36, 1000, true), b.secondsLeft(0, 36, 1000, false)]));")
+    assert got[0] is None and got[1] == pytest.approx(0.036)
+
+
+FAKE_DOCUMENT = ("const els = {}; globalThis.document = { getElementById: (id) => (els[id] ??= { id, hidden: false,"
+                 " innerHTML: '', textContent: '', title: '' }) };")
+
+
+@pytest.mark.parametrize("children, status, caption", [
+    ([], {"status": "done", "engine_nodes": 100000}, "A single position: no moves to review."),
+    ([1], {"status": "running", "engine_nodes": 100000}, "Waiting for the engine's values…"),
+    ([1], {"status": "cancelled", "engine_nodes": 100000}, "No review: the analysis ended before the engine valued the game's moves."),
+])
+def test_a_review_without_figures_says_why_and_never_waits_on_a_finished_job(children, status, caption):
+    """A FEN-only job, done, said "Waiting for the engine's values…" for ever, with the network's marks at 0."""
+    game = {"nodes": [{"id": 0, "children": children}], "status": {**status, "engine_note": ""},
+            "page": {"headers": {}, "network": {"name": "ag-cpu"}}}
+    got = run_module(imports("review.js", "GameReview") + FAKE_DOCUMENT +
+                     f"const game = {json.dumps(game)}; game.engineNote = () => '';"
+                     "const review = new GameReview(game);"
+                     "review.update({ review: { engine: null, network_marks: { white: {}, black: {} } } });"
+                     "console.log(JSON.stringify([els['review-caption'].textContent, els['review-network'].hidden]));")
+    assert got == [caption, not children]
+
+
+def test_the_marks_legend_says_which_marks_are_still_the_networks():
+    """Live, the engine's view keeps the network's mark where the engine has not valued the move yet:
+    the line under the moves called them all the reference engine's."""
+    words = {"engineShort": "Marks: the reference engine's.", "engineLong": "E long.",
+             "networkShort": "Marks: the network's.", "networkLong": "N long."}
+    got = run_module(imports("moves.js", "marksLegend") + f"const w = {json.dumps(words)};"
+                     "console.log(JSON.stringify([marksLegend(w, 'engine', true, true, 'cf-small'),"
+                     " marksLegend(w, 'engine', true, false, 'cf-small'), marksLegend(w, 'network', true, true, 'cf-small'),"
+                     " marksLegend(w, 'engine', false, true, 'cf-small')]));")
+    mixed, engine_only, network_view, no_engine = got
+    assert mixed[0] == "Marks: the reference engine's. Marks in italics are cf-small's opinion: the engine has not valued those moves."
+    assert engine_only == ["Marks: the reference engine's.", "E long."]
+    assert network_view == no_engine == ["Marks: the network's.", "N long."]
+
+
+def test_a_network_judgement_puts_the_reviews_counts_behind():
+    """With the engine off, the network's marks counted under the review stayed at the snapshot's
+    (0 for a job watched from its start): only the engine's values made the page fetch them again."""
+    game = {"nodes": [{"id": 0, "children": [1]}], "status": {"status": "running", "engine_nodes": 0, "engine_note": ""},
+            "page": {"headers": {}, "network": {"name": "cf-small"}, "urls": {"state": "/state/"}}}
+    got = run_module(imports("review.js", "GameReview") + FAKE_DOCUMENT +
+                     f"const game = {json.dumps(game)}; game.engineNote = () => '';"
+                     "globalThis.setTimeout = () => 1; const review = new GameReview(game);"
+                     "review.update({ review: { engine: null, network_marks: { white: {}, black: {} } } });"
+                     "const before = review.stale; review.arrived({ node: 1, eval: { score: 0.5 } });"
+                     "const evalOnly = review.stale;"
+                     "review.arrived({ node: 1, judgement: { glyph: '?', source: 'network' } });"
+                     "console.log(JSON.stringify([before, evalOnly, review.stale]));")
+    assert got == [False, False, True]

@@ -25,10 +25,13 @@ WAIT_POLL = 0.5
 
 def engine_judgement(played_uci: str, before: dict, after: dict) -> dict:
     """The engine's judgement of a move (stored form: the mover's scores), from the engine's values
-    of the position before it (``before``) and after it (``after``), each for its side to move."""
+    of the position before it (``before``) and after it (``after``), each for its side to move.
+    The mark is lichess's (its rules ceil a value at 1000 cp, a mate included); the scores shown with
+    it are the values' own ``score``, the figures the panel and the graph show (a mate 100%, +15
+    99.2%: the ceiled 97.5% beside them read as another figure for the same position)."""
     value_before, value_after = Eval(before["cp"], before["mate"]), Eval(after["cp"], after["mate"])
     verdict = mark(value_before, value_after, played_is_best=played_uci == before.get("best"))
-    win_before, win_after = value_before.win_percent() / 100, value_after.flipped().win_percent() / 100
+    win_before, win_after = before["score"], 1.0 - after["score"]
     return {"played": played_uci, "best": before.get("best"), "best_san": before.get("best_san"),
             "best_score": round(win_before, 5), "played_score": round(win_after, 5), "bound": "exact",
             "drop": round(max(0.0, win_before - win_after), 5), "source": "engine",
@@ -113,6 +116,7 @@ class EnginePass:
         if self.job.engine_name != name:
             self.job.engine_name = name
             AnalysisJob.objects.filter(pk=self.job.pk).update(engine_name=name)
+            self.status()  # the live page names the engine (its line, figure, list) from the job's status
         self._note("")
         stored = stored_engine_values(self.job, self.keys)
         self._take([(key, data, None) for key, data in stored.items()])

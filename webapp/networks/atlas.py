@@ -25,6 +25,15 @@ def is_stale(row: HeadAtlasRow | None) -> bool:
     return bool(row) and row.status == HeadAtlasRow.Status.READY and (row.data or {}).get("version", 1) < ATLAS_VERSION
 
 
+def already_computed(network: Network) -> bool:
+    """Whether the network's atlas is ready and current. A task that finds it so is a redelivered
+    message: an atlas that took longer than the broker's visibility timeout is delivered again
+    when it ends, and computing it again (past the timeout again) would loop for ever, holding a
+    worker slot the analyses wait for. Asking for it again sets the row back to queued first."""
+    row = HeadAtlasRow.objects.filter(network=network).first()
+    return bool(row) and row.status == HeadAtlasRow.Status.READY and not is_stale(row)
+
+
 def request_atlas(network: Network, *, again: bool = False) -> HeadAtlasRow | None:
     """Queue the atlas of ``network`` unless it has a current one (or one is on its way, or ``again``);
     None for a network without attention. The task is sent once the row is committed; when the

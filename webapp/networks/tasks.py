@@ -12,8 +12,9 @@ from celery import shared_task
 from django.conf import settings
 
 from analysis.heads import AtlasConfig
-from webapp.networks.atlas import compute_and_store, request_atlas
+from webapp.networks.atlas import already_computed, compute_and_store, request_atlas
 from webapp.networks.model_cache import models
+from webapp.networks.models import HeadAtlas as HeadAtlasRow
 from webapp.networks.models import Network
 from webapp.networks.registry import check_network as check
 from workers.dispatch import BrokerUnavailable
@@ -42,6 +43,8 @@ def compute_head_atlas(network_id: int) -> str:
     network = Network.objects.filter(pk=network_id).first()
     if network is None:
         return "missing"
+    if already_computed(network):  # a redelivered message (a run past the broker's visibility timeout)
+        return HeadAtlasRow.Status.READY
     config = AtlasConfig(positions=settings.SIGHTLINE_ATLAS_POSITIONS)
     try:
         return compute_and_store(network, config, evaluator=models.get(network)).status
