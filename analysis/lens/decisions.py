@@ -6,7 +6,11 @@ at every readout point of the logit lens. Per ply (``for_ply``), for the move pl
 - ``final_from``: the first readout point from which the network's final move (its top move at
   the last point, its own output) stays the top move to the end;
 - ``played_from``: the same for the move played in the game (None when the network's final move
-  is another one), with the played move's rank at every point (``played_ranks``).
+  is another one), with the played move's rank at every point read (``played_ranks``).
+
+The points are read backwards from the network's own output and only as far as ``final_from``
+needs (one point before it), so ranks are None at the earlier points; the last point, the
+network's own output, is always read. The logit lens gives every point on demand.
 
 Readout points are counted from 0 in forward order (``readouts`` names them). No torch here.
 """
@@ -18,7 +22,7 @@ from typing import Sequence
 import numpy as np
 
 
-def settles(ranks: Sequence[int]) -> int | None:
+def settles(ranks: Sequence[int | None]) -> int | None:
     """The first index from which ``ranks`` stays 1 to the end (None when the last is not 1)."""
     if not len(ranks) or ranks[-1] != 1:
         return None
@@ -28,20 +32,25 @@ def settles(ranks: Sequence[int]) -> int | None:
     return first
 
 
-def position_timeline(readouts: Sequence[str], moves: Sequence[str], ranks: np.ndarray) -> dict:
+def position_timeline(readouts: Sequence[str], moves: Sequence[str], ranks: Sequence[np.ndarray | None]) -> dict:
     """What is stored with a position's evaluation: the readout names, every legal move's rank per
-    point ({uci: [rank per readout]}), the final move (rank 1 at the last point; the first such
-    move on a tie) and where it settles. ``ranks``: (R, M), 1 = the top move at that point."""
+    point ({uci: [rank or None per readout]}), the final move (rank 1 at the last point; the first
+    such move on a tie) and where it settles. ``ranks``: per readout point, (M,) ranks (1 = the
+    top move there) or None where it was not read: only points before one where the final move
+    is not top, which cannot change where it settles."""
     final = int(np.flatnonzero(ranks[-1] == 1)[0])
-    return {"readouts": list(readouts), "final": moves[final],
-            "final_from": settles(ranks[:, final].tolist()),
-            "ranks": {uci: ranks[:, i].tolist() for i, uci in enumerate(moves)}}
+    unread = next((r + 1 for r in range(len(ranks) - 1, -1, -1) if ranks[r] is None), 0)
+    if any(r is None for r in ranks[unread:]) or any(r is not None for r in ranks[:unread]):
+        raise ValueError("the points read must run from some point to the last")
+    columns = [[None] * unread + column for column in np.stack(ranks[unread:], axis=1).tolist()]  # per move
+    return {"readouts": list(readouts), "final": moves[final], "final_from": settles(columns[final]),
+            "ranks": dict(zip(moves, columns))}
 
 
 def for_ply(stored: dict, played: str | None) -> dict:
     """A position's stored timeline for the page: readouts, final move and ``final_from``, and the
-    move ``played`` from it in the game (None when unknown) with ``played_from`` and its ranks.
-    A stored ``{"why": ...}`` (no timeline for this network) passes through."""
+    move ``played`` from it in the game (None when unknown) with ``played_from`` and its ranks
+    (None at the points the timeline did not read). A stored ``{"why": ...}`` passes through."""
     if "why" in stored:
         return {"why": stored["why"]}
     ranks = stored["ranks"].get(played) if played else None

@@ -97,6 +97,33 @@ class ChessformerLens(LensAdapter):
         policy = model.policy(F.mish(model.policy_embed(residual)))
         return self._read(prepared, policy, model.result(residual)["wdl"])
 
+    def timeline_prepare(self, board):
+        moves, indices = self.encoding.legal_moves(board)  # one row a position; no inputs to encode
+        return Prepared(board, list(moves), None, {"indices": torch.as_tensor(indices)}), 1
+
+    def move_logits(self, prepared, residual, rows):
+        """Only the legal moves' entries of the attention policy: the policy embedding and queries on
+        their from-squares, the embedding and keys on their to-squares, one dot product a move (plus
+        a promotion's offsets), in the head's own order of operations."""
+        model, head, E = self.model, self.model.policy, residual.shape[-1]
+        counts = torch.as_tensor([len(p.moves) for p in prepared], device=residual.device)
+        position = torch.repeat_interleave(torch.arange(len(prepared), device=residual.device), counts)
+        indices = torch.cat([p.extra["indices"] for p in prepared]).to(residual.device)
+        flat = head.gather_index[indices]  # into the 64 x 64 from-to logits, then 8 x 24 promotions
+        promotion = flat >= 4096
+        piece, to_file, from_file = (flat - 4096) % 3, (flat - 4096) % 24 // 3, (flat - 4096) // 24
+        start = torch.where(promotion, 48 + from_file, flat // 64) + 64 * position
+        end = torch.where(promotion, 56 + to_file, flat % 64) + 64 * position
+        tokens = residual.reshape(-1, E)
+        (starts, start_at), (ends, end_at) = start.unique(return_inverse=True), end.unique(return_inverse=True)
+        q = head.query(F.mish(model.policy_embed(tokens[starts])))
+        k = head.key(F.mish(model.policy_embed(tokens[ends])))
+        logits = (q[start_at] * k[end_at]).sum(-1)
+        if promotion.any():
+            offsets = head.promotion(k[end_at[promotion]])  # (P, 4): q r b n
+            logits[promotion] = logits[promotion] + (offsets.gather(1, piece[promotion, None])[:, 0] + offsets[:, 3])
+        return list((logits * head.scale).float().split(counts.tolist()))
+
     def head_writes(self, prepared, layer):
         attention = self.model.layers[layer].attention
         seen = {}
