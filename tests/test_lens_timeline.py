@@ -8,11 +8,12 @@ import json
 
 import chess
 import pytest
+import torch
 
 from analysis.checkpoint import load_evaluator
 from analysis.cli import main
 from analysis.lens.decisions import for_ply, settles
-from analysis.lens.timeline import TimelineRecorder
+from analysis.lens.timeline import TimelineRecorder, ranks_table
 from analysis.models.lc0.config import AttentionConfig
 from tests.conftest import ROOT
 from tests.lc0_random_nets import write_net
@@ -100,3 +101,30 @@ def test_a_forward_run_in_chunks_gives_the_same_timelines():
         evaluator.evaluate(boards)
     assert len(store) == len(boards) * len(recorder.adapter.readouts)
     assert recorder.timelines(boards, store) == whole
+
+
+PROMOTIONS = ["8/1P4k1/8/8/8/8/6K1/2r5 w - - 0 1", "2R5/6k1/8/8/8/8/1p4K1/8 b - - 0 1",
+              "r3k2r/pPpp1ppp/8/4pP2/8/8/PPPPP1pP/R3K2R w KQkq e6 0 2"]
+
+
+@pytest.mark.parametrize("name", ["cf-small", "cb-cpu", "ag-cpu"])
+@torch.inference_mode()
+def test_one_point_of_many_positions_reads_as_the_full_heads(name):
+    """``move_logits`` (cf-small: only the legal moves' entries) gives each position's logits as the
+    full heads do, promotions (both colours) included, with the same ranks."""
+    evaluator = load_evaluator(str(ROOT / "weights" / f"{name}.safetensors"), device="cpu")
+    recorder = TimelineRecorder.for_model(evaluator.model, evaluator.encoding)
+    adapter = recorder.adapter
+    boards = [chess.Board(fen) for fen in FENS + PROMOTIONS]
+    with recorder.recording() as store:
+        evaluator.evaluate(boards)
+    prepared, rows = zip(*(adapter.timeline_prepare(board) for board in boards))
+    full = [adapter.prepare(board) for board in boards]
+    for r in (0, 1, len(adapter.readouts) - 1):
+        read = adapter.move_logits(prepared, store[r], rows)
+        at = 0
+        for p, n, logits in zip(full, rows, read):
+            expected = adapter.unembed(p, store[r][at:at + n], None).logits[0]
+            at += n
+            assert torch.allclose(logits, expected.float(), rtol=1e-5, atol=1e-5)
+            assert (ranks_table([logits]) == ranks_table([expected])).all()
