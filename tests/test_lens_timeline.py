@@ -12,7 +12,7 @@ import torch
 
 from analysis.checkpoint import load_evaluator
 from analysis.cli import main
-from analysis.lens.decisions import for_ply, settles
+from analysis.lens.decisions import for_ply, move_ranks, settles
 from analysis.lens.timeline import TimelineRecorder, ranks_table
 from analysis.models.lc0.config import AttentionConfig
 from tests.conftest import ROOT
@@ -58,7 +58,9 @@ def test_the_timeline_of_the_evaluation_pass_is_the_cli_logit_lens(capsys, name,
         ranks = {uci: [point["rank"] for point in points] for uci, points in lens["lens"].items()}
         # Read back from the output only as far as final_from needs: the point before it, no further.
         read_from = max(timeline["final_from"] - 1, 0)
-        assert timeline["ranks"] == {uci: [None] * read_from + r[read_from:] for uci, r in ranks.items()}
+        assert timeline["ranks_from"] == read_from and set(timeline["moves"]) == set(ranks)
+        assert {uci: move_ranks(timeline, uci) for uci in timeline["moves"]} == {
+            uci: [None] * read_from + r[read_from:] for uci, r in ranks.items()}
         assert timeline["final"] == lens["top"][-1]
         assert timeline["final_from"] == settles(ranks[lens["top"][-1]])
         assert lens["top"][timeline["final_from"]:] == [timeline["final"]] * (len(lens["top"]) - timeline["final_from"])
@@ -127,4 +129,4 @@ def test_one_point_of_many_positions_reads_as_the_full_heads(name):
             expected = adapter.unembed(p, store[r][at:at + n], None).logits[0]
             at += n
             assert torch.allclose(logits, expected.float(), rtol=1e-5, atol=1e-5)
-            assert (ranks_table([logits]) == ranks_table([expected])).all()
+            assert (ranks_table([logits], [len(p.moves)]) == ranks_table([expected], [len(p.moves)])).all()

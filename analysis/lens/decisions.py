@@ -1,7 +1,7 @@
 """The decision timeline's figures, kept with each position's evaluation and sent with each ply.
 
 Per position (``position_timeline``), what does not depend on the game: every legal move's rank
-at every readout point of the logit lens. Per ply (``for_ply``), for the move played there:
+at the readout points of the logit lens the timeline read. Per ply (``for_ply``), for the move played there:
 
 - ``final_from``: the first readout point from which the network's final move (its top move at
   the last point, its own output) stays the top move to the end;
@@ -33,18 +33,30 @@ def settles(ranks: Sequence[int | None]) -> int | None:
 
 
 def position_timeline(readouts: Sequence[str], moves: Sequence[str], ranks: Sequence[np.ndarray | None]) -> dict:
-    """What is stored with a position's evaluation: the readout names, every legal move's rank per
-    point ({uci: [rank or None per readout]}), the final move (rank 1 at the last point; the first
-    such move on a tie) and where it settles. ``ranks``: per readout point, (M,) ranks (1 = the
-    top move there) or None where it was not read: only points before one where the final move
-    is not top, which cannot change where it settles."""
+    """What is stored with a position's evaluation: the readout names, the final move (rank 1 at
+    the last point; the first such move on a tie), where it settles, the legal ``moves`` and their
+    ranks at the points read: ``ranks_from`` (the first point read) and ``ranks``, one flat list,
+    point after point, of every move's rank (one list, not one per move: fewer objects for the
+    worker's garbage collector). ``ranks``: per readout point, (M,) ranks (1 = the top move there)
+    or None where it was not read: only points before one where the final move is not top, which
+    cannot change where it settles."""
     final = int(np.flatnonzero(ranks[-1] == 1)[0])
-    unread = next((r + 1 for r in range(len(ranks) - 1, -1, -1) if ranks[r] is None), 0)
-    if any(r is None for r in ranks[unread:]) or any(r is not None for r in ranks[:unread]):
+    read_from = next((r + 1 for r in range(len(ranks) - 1, -1, -1) if ranks[r] is None), 0)
+    if any(r is not None for r in ranks[:read_from]):
         raise ValueError("the points read must run from some point to the last")
-    columns = [[None] * unread + column for column in np.stack(ranks[unread:], axis=1).tolist()]  # per move
-    return {"readouts": list(readouts), "final": moves[final], "final_from": settles(columns[final]),
-            "ranks": dict(zip(moves, columns))}
+    table = np.stack(ranks[read_from:])  # (points read, moves)
+    return {"readouts": readouts, "final": moves[final],
+            "final_from": settles([None] * read_from + table[:, final].tolist()),
+            "moves": list(moves), "ranks_from": read_from, "ranks": table.ravel().tolist()}
+
+
+def move_ranks(stored: dict, uci: str) -> list[int | None] | None:
+    """A stored timeline's ranks of move ``uci`` per readout point (None where not read), or None
+    when ``uci`` is not one of its legal moves."""
+    if uci not in stored["moves"]:
+        return None
+    moves, read_from = len(stored["moves"]), stored["ranks_from"]
+    return [None] * read_from + stored["ranks"][stored["moves"].index(uci)::moves]
 
 
 def for_ply(stored: dict, played: str | None) -> dict:
@@ -53,7 +65,7 @@ def for_ply(stored: dict, played: str | None) -> dict:
     (None at the points the timeline did not read). A stored ``{"why": ...}`` passes through."""
     if "why" in stored:
         return {"why": stored["why"]}
-    ranks = stored["ranks"].get(played) if played else None
+    ranks = move_ranks(stored, played) if played else None
     return {"readouts": stored["readouts"], "final": stored["final"], "final_from": stored["final_from"],
             "played": played if ranks is not None else None,
             "played_from": None if ranks is None else settles(ranks),

@@ -66,6 +66,7 @@ class TimelineRecorder:
             why = "the evaluation's pass did not run these positions alone, so its readout points are not theirs"
             return [{"why": why} for _ in boards]
         ranks = self._read_back(prepared, rows, points)
+        # One readouts list for every position (fewer objects kept while the job runs).
         return [position_timeline(readouts, [m.uci() for m in p.moves], ranks[i]) if p.moves
                 else {"why": "the game is over here: no move to settle on"} for i, p in enumerate(prepared)]
 
@@ -84,9 +85,9 @@ class TimelineRecorder:
                 if not going:
                     break
                 at = torch.from_numpy(np.concatenate([spans[i] for i in going])).to(points[r].device)
-                logits = self.adapter.move_logits([prepared[i] for i in going], points[r][at].to(dtype),
+                logits = self.adapter.move_logits([prepared[i] for i in going], points[r].index_select(0, at).to(dtype),
                                                   [rows[i] for i in going])
-                table = ranks_table(logits)
+                table = ranks_table(logits, [len(prepared[i].moves) for i in going])
                 still = []
                 for i, row, moves in zip(going, table, (len(prepared[i].moves) for i in going)):
                     ranks[i][r] = row[:moves]
@@ -98,11 +99,10 @@ class TimelineRecorder:
         return ranks
 
 
-def ranks_table(logits: Sequence[torch.Tensor]) -> np.ndarray:
-    """``ranks_of`` for several positions in one go: (positions, most moves), each row's legal moves
-    first (1 + how many of the position's moves have a strictly larger logit), padding after."""
-    counts = torch.as_tensor([len(row) for row in logits])
-    width = int(counts.max())
-    padded = torch.full((len(logits), width), -torch.inf)
-    padded[torch.arange(width) < counts[:, None]] = torch.cat(logits).detach().float().cpu()
+def ranks_table(logits: Sequence[torch.Tensor], counts: Sequence[int]) -> np.ndarray:
+    """``ranks_of`` for several positions in one go: (positions, most moves), the ``counts[i]``
+    legal moves of position i first (1 + how many of its moves have a strictly larger logit)."""
+    counts = torch.as_tensor(counts)
+    padded = torch.full((len(counts), int(counts.max())), -torch.inf)
+    padded[torch.arange(padded.shape[1]) < counts[:, None]] = torch.cat(list(logits)).detach().float().cpu()
     return (1 + (padded[:, None, :] > padded[:, :, None]).sum(-1)).numpy()

@@ -51,6 +51,7 @@ class ChessformerLens(LensAdapter):
             "mlp": UnitKind("mlp", config.layers, config.ffn, "MLP hidden unit (Mish)"),
         }
         self.unavailable = {"split": NO_SPLIT_ABSOLUTE} if config.position == "absolute" else {}
+        self._policy_entries = model.policy.gather_index.cpu().numpy()  # each move's entry of the full policy
 
     def prepare(self, board: chess.Board) -> Prepared:
         moves, indices = self.encoding.legal_moves(board)
@@ -98,31 +99,36 @@ class ChessformerLens(LensAdapter):
         return self._read(prepared, policy, model.result(residual)["wdl"])
 
     def timeline_prepare(self, board):
-        moves, indices = self.encoding.legal_moves(board)  # one row a position; no inputs to encode
-        return Prepared(board, list(moves), None, {"indices": torch.as_tensor(indices)}), 1
+        """One row a position and no inputs to encode; ``extra``: each legal move's from- and
+        to-square in the network's frame (a promotion's from rank 7 to rank 8) and its promotion
+        piece (-1 for none: a plain from-to logit), so the policy head reads just those."""
+        moves, indices = self.encoding.legal_moves(board)
+        flat = self._policy_entries[np.asarray(indices, dtype=np.int64)]
+        promotion = flat >= 4096  # 64 x 64 from-to logits, then 8 from-files x 8 to-files x 3 pieces
+        start = np.where(promotion, 48 + (flat - 4096) // 24, flat // 64)
+        end = np.where(promotion, 56 + (flat - 4096) % 24 // 3, flat % 64)
+        piece = np.where(promotion, (flat - 4096) % 3, -1)
+        return Prepared(board, list(moves), None, {"squares": np.stack([start, end, piece])}), 1
 
     def move_logits(self, prepared, residual, rows):
         """Only the legal moves' entries of the attention policy: the policy embedding and queries on
         their from-squares, the embedding and keys on their to-squares, one dot product a move (plus
         a promotion's offsets), in the head's own order of operations."""
         model, head, E = self.model, self.model.policy, residual.shape[-1]
-        counts = torch.as_tensor([len(p.moves) for p in prepared], device=residual.device)
-        position = torch.repeat_interleave(torch.arange(len(prepared), device=residual.device), counts)
-        indices = torch.cat([p.extra["indices"] for p in prepared]).to(residual.device)
-        flat = head.gather_index[indices]  # into the 64 x 64 from-to logits, then 8 x 24 promotions
-        promotion = flat >= 4096
-        piece, to_file, from_file = (flat - 4096) % 3, (flat - 4096) % 24 // 3, (flat - 4096) // 24
-        start = torch.where(promotion, 48 + from_file, flat // 64) + 64 * position
-        end = torch.where(promotion, 56 + to_file, flat % 64) + 64 * position
+        counts = [len(p.moves) for p in prepared]
+        start, end, piece = torch.from_numpy(np.concatenate([p.extra["squares"] for p in prepared], axis=1))
+        offset = torch.from_numpy(np.repeat(np.arange(0, 64 * len(prepared), 64), counts))
+        start, end, piece = (start + offset).to(residual.device), (end + offset).to(residual.device), piece.to(residual.device)
         tokens = residual.reshape(-1, E)
         (starts, start_at), (ends, end_at) = start.unique(return_inverse=True), end.unique(return_inverse=True)
-        q = head.query(F.mish(model.policy_embed(tokens[starts])))
-        k = head.key(F.mish(model.policy_embed(tokens[ends])))
-        logits = (q[start_at] * k[end_at]).sum(-1)
+        q = head.query(F.mish(model.policy_embed(tokens.index_select(0, starts))))  # index_select: a fast row gather
+        k = head.key(F.mish(model.policy_embed(tokens.index_select(0, ends))))
+        logits = (q.index_select(0, start_at) * k.index_select(0, end_at)).sum(-1)
+        promotion = piece >= 0
         if promotion.any():
             offsets = head.promotion(k[end_at[promotion]])  # (P, 4): q r b n
             logits[promotion] = logits[promotion] + (offsets.gather(1, piece[promotion, None])[:, 0] + offsets[:, 3])
-        return list((logits * head.scale).float().split(counts.tolist()))
+        return list((logits * head.scale).float().split(counts))
 
     def head_writes(self, prepared, layer):
         attention = self.model.layers[layer].attention
