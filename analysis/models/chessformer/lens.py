@@ -110,10 +110,22 @@ class ChessformerLens(LensAdapter):
         piece = np.where(promotion, (flat - 4096) % 3, -1)
         return Prepared(board, list(moves), None, {"squares": np.stack([start, end, piece])}), 1
 
+    def _bilinear(self) -> tuple[torch.Tensor, ...]:
+        """The policy head's q.k folded once (in float64): q_s.k_t = (p_s G + h).p_t + p_s.w + c for
+        the embedded squares p (G = W_q^T W_k, h = b_q W_k, w = W_q^T b_k, c = b_q.b_k), so a move
+        needs no key of its own: one product a from-square instead of one a to-square."""
+        if not hasattr(self, "_folded"):
+            head = self.model.policy
+            wq, bq = head.query.weight.double(), head.query.bias.double()
+            wk, bk = head.key.weight.double(), head.key.bias.double()
+            dtype = head.query.weight.dtype
+            self._folded = tuple(t.to(dtype) for t in (wq.T @ wk, bq @ wk, wq.T @ bk, bq @ bk))
+        return self._folded
+
     def move_logits(self, prepared, residual, rows):
-        """Only the legal moves' entries of the attention policy: the policy embedding and queries on
-        their from-squares, the embedding and keys on their to-squares, one dot product a move (plus
-        a promotion's offsets), in the head's own order of operations."""
+        """Only the legal moves' entries of the attention policy: the policy embedding on their from-
+        and to-squares, the folded q.k (``_bilinear``) from each from-square, one dot product a move,
+        plus a promotion's offsets (from the keys of its to-squares alone)."""
         model, head, E = self.model, self.model.policy, residual.shape[-1]
         counts = [len(p.moves) for p in prepared]
         start, end, piece = torch.from_numpy(np.concatenate([p.extra["squares"] for p in prepared], axis=1))
@@ -121,12 +133,14 @@ class ChessformerLens(LensAdapter):
         start, end, piece = (start + offset).to(residual.device), (end + offset).to(residual.device), piece.to(residual.device)
         tokens = residual.reshape(-1, E)
         (starts, start_at), (ends, end_at) = start.unique(return_inverse=True), end.unique(return_inverse=True)
-        q = head.query(F.mish(model.policy_embed(tokens.index_select(0, starts))))  # index_select: a fast row gather
-        k = head.key(F.mish(model.policy_embed(tokens.index_select(0, ends))))
-        logits = (q.index_select(0, start_at) * k.index_select(0, end_at)).sum(-1)
+        embed_from = F.mish(model.policy_embed(tokens.index_select(0, starts)))  # index_select: a fast row gather
+        embed_to = F.mish(model.policy_embed(tokens.index_select(0, ends)))
+        G, h, w, c = self._bilinear()
+        u, e = torch.addmm(h, embed_from, G), embed_from @ w + c
+        logits = (u.index_select(0, start_at) * embed_to.index_select(0, end_at)).sum(-1) + e.index_select(0, start_at)
         promotion = piece >= 0
         if promotion.any():
-            offsets = head.promotion(k[end_at[promotion]])  # (P, 4): q r b n
+            offsets = head.promotion(head.key(embed_to[end_at[promotion]]))  # (P, 4): q r b n
             logits[promotion] = logits[promotion] + (offsets.gather(1, piece[promotion, None])[:, 0] + offsets[:, 3])
         return list((logits * head.scale).float().split(counts))
 
