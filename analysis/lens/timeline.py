@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from analysis.lens import LensUnavailable
+from analysis.lens.core import ranks_of
 from analysis.lens.decisions import position_timeline
 from analysis.models.lens import LensAdapter, hooks
 
@@ -65,7 +66,8 @@ class TimelineRecorder:
         if sum(rows) != len(points[0]):
             why = "the evaluation's pass did not run these positions alone, so its readout points are not theirs"
             return [{"why": why} for _ in boards]
-        ranks = self._read_back(prepared, rows, points)
+        batched = type(self.adapter).move_logits is not LensAdapter.move_logits
+        ranks = (self._read_back if batched else self._read_all)(prepared, rows, points)
         # One readouts list for every position (fewer objects kept while the job runs).
         return [position_timeline(readouts, [m.uci() for m in p.moves], ranks[i]) if p.moves
                 else {"why": "the game is over here: no move to settle on"} for i, p in enumerate(prepared)]
@@ -96,6 +98,21 @@ class TimelineRecorder:
                     if row[final[i]] == 1:
                         still.append(i)
                 going = still
+        return ranks
+
+
+    def _read_all(self, prepared, rows, points: list[torch.Tensor]) -> dict[int, list]:
+        """Every point of each position in one call of the heads (a family that reads one position
+        at a time: a call a point would cost more than the points it saves)."""
+        starts = np.cumsum([0, *rows])
+        dtype = next(self.adapter.model.parameters()).dtype  # a bf16 pass's points are read in float32
+        ranks = {}
+        with torch.inference_mode():
+            for i, p in enumerate(prepared):
+                if p.moves:
+                    stacked = torch.cat([point[starts[i]:starts[i + 1]] for point in points]).to(dtype)
+                    logits = self.adapter.unembed(p, stacked, None).logits.detach().float().cpu().numpy()
+                    ranks[i] = list(ranks_of(logits))
         return ranks
 
 

@@ -57,6 +57,11 @@ def read_lc0(prepared: Prepared, out: Mapping[str, torch.Tensor]) -> ReadOut:
                    wdl=out.get("wdl"))
 
 
+def gather_moves(policy: torch.Tensor, prepared: Sequence[Prepared]) -> list[torch.Tensor]:
+    """One policy row a position (the timeline's ``move_logits``): each position's legal moves."""
+    return [row[p.extra["indices"]].float() for row, p in zip(policy, prepared)]
+
+
 def stack_inputs(prepared: Sequence[Prepared]) -> torch.Tensor:
     return torch.cat([p.inputs for p in prepared])
 
@@ -113,6 +118,12 @@ class AttentionLens(LensAdapter):
         if readout is not None and readout not in self.readouts:  # None: a stack of several points
             raise ValueError(f"unknown readout point {readout!r}")
         return read_lc0(prepared, self.model.outputs(residual, every_head=False))
+
+    def move_logits(self, prepared, residual, rows):
+        """One point of many positions through the default policy head alone, in one call."""
+        m = self.model
+        embedded = m.policy_embedding(residual) if m.policy_embedding is not None else None
+        return gather_moves(m.policy_heads[m.config.policy_head](residual, embedded), prepared)
 
     def capture_hooks(self, store: list) -> list:
         """The same points as ``forward`` keeps, read from the network's own pass: the embedding's
