@@ -72,6 +72,9 @@ def test_the_timeline_of_the_evaluation_pass_is_the_cli_logit_lens(capsys, name,
         assert ply["played"] == other and ply["played_from"] is None
         assert ply["played_ranks"] == [None] * read_from + ranks[other][read_from:]
         assert for_ply(timeline, timeline["final"])["played_from"] == timeline["final_from"]
+        earlier = {k: v for k, v in timeline.items() if k not in ("moves", "ranks_from")}  # the first stored form
+        earlier["ranks"] = ranks
+        assert for_ply(earlier, other)["played_ranks"] == ranks[other]
 
 
 def test_no_move_and_no_capability_say_why():

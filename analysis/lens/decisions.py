@@ -53,6 +53,8 @@ def position_timeline(readouts: Sequence[str], moves: Sequence[str], ranks: Sequ
 def move_ranks(stored: dict, uci: str) -> list[int | None] | None:
     """A stored timeline's ranks of move ``uci`` per readout point (None where not read), or None
     when ``uci`` is not one of its legal moves."""
+    if "moves" not in stored:  # stored before the compact form: {uci: rank at every point}
+        return stored["ranks"].get(uci)
     if uci not in stored["moves"]:
         return None
     moves, read_from = len(stored["moves"]), stored["ranks_from"]
