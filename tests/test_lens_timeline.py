@@ -5,6 +5,7 @@ whose lens cannot read that pass (Giraffe), and a position with no move, say why
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import chess
 import pytest
@@ -110,16 +111,25 @@ def test_a_forward_run_in_chunks_gives_the_same_timelines():
 
 
 PROMOTIONS = ["8/1P4k1/8/8/8/8/6K1/2r5 w - - 0 1", "2R5/6k1/8/8/8/8/1p4K1/8 b - - 0 1",
-              "r3k2r/pPpp1ppp/8/4pP2/8/8/PPPPP1pP/R3K2R w KQkq e6 0 2"]
+              "r3k2r/pPpp1ppp/8/4pP2/8/8/PPPPP1pP/R3K2R w KQkq e6 0 2",
+              # a king on files a-d without castling: a canonical lc0 format transforms the board
+              "8/1P6/8/8/8/8/1K4k1/8 w - - 0 1", "8/8/8/3k4/8/8/2K5/7R w - - 0 1"]
 
 
-@pytest.mark.parametrize("name", ["cf-small", "cb-cpu", "ag-cpu", "maia-1100", "lc0-synth"])
+@pytest.fixture(scope="module")
+def lc0_canonical_net(tmp_path_factory):
+    """A synthetic lc0 attention net in a canonical input format (the board is transformed)."""
+    return str(write_net(tmp_path_factory.mktemp("lc0") / "canonical.pb.gz", replace(SYNTH, input_format=3), seed=7))
+
+
+@pytest.mark.parametrize("name", ["cf-small", "cb-cpu", "ag-cpu", "maia-1100", "lc0-synth", "lc0-canonical"])
 @torch.inference_mode()
 def test_one_point_of_many_positions_reads_as_the_full_heads(name, request):
     """``move_logits`` (cf-small: only the legal moves' entries; lc0: one call of the policy head)
     gives each position's logits as the full heads do, promotions (both colours) included, with
     the same ranks."""
-    model = request.getfixturevalue("lc0_net") if name == "lc0-synth" else str(ROOT / "weights" / f"{name}.safetensors")
+    fixture = {"lc0-synth": "lc0_net", "lc0-canonical": "lc0_canonical_net"}.get(name)
+    model = request.getfixturevalue(fixture) if fixture else str(ROOT / "weights" / f"{name}.safetensors")
     evaluator = load_evaluator(model, device="cpu")
     recorder = TimelineRecorder.for_model(evaluator.model, evaluator.encoding)
     adapter = recorder.adapter
