@@ -6,8 +6,9 @@ readout points (``LensAdapter.capture_hooks``) for the length of one evaluator c
 pass of its own). Where the adapter reads one point of many positions at once (``move_logits``),
 it goes backwards from the network's own output and, per position, only as far as the timeline
 needs: once the final move is not top at a point, the earlier points cannot change where it
-settles. Other families read each position's points in one ``unembed`` call. What is kept per position, and what a ply gets for the move played
-there, is ``analysis.lens.decisions`` (no torch there: the web process reads it).
+settles. Other families read each position's points in one ``unembed`` call. What is kept per
+position, and what a ply gets for the move played there, is ``analysis.lens.decisions`` (no
+torch there: the web process reads it).
 """
 
 from __future__ import annotations

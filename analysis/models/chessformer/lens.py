@@ -130,7 +130,8 @@ class ChessformerLens(LensAdapter):
         counts = [len(p.moves) for p in prepared]
         start, end, piece = torch.from_numpy(np.concatenate([p.extra["squares"] for p in prepared], axis=1))
         offset = torch.from_numpy(np.repeat(np.arange(0, 64 * len(prepared), 64), counts))
-        start, end, piece = (start + offset).to(residual.device), (end + offset).to(residual.device), piece.to(residual.device)
+        device = residual.device
+        start, end, piece = (start + offset).to(device), (end + offset).to(device), piece.to(device)
         tokens = residual.reshape(-1, E)
         (starts, start_at), (ends, end_at) = start.unique(return_inverse=True), end.unique(return_inverse=True)
         embed_from = F.mish(model.policy_embed(tokens.index_select(0, starts)))  # index_select: a fast row gather
