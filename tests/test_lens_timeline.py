@@ -5,14 +5,16 @@ whose lens cannot read that pass (Giraffe), and a position with no move, say why
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import chess
 import pytest
+import torch
 
 from analysis.checkpoint import load_evaluator
 from analysis.cli import main
-from analysis.lens.decisions import for_ply, settles
-from analysis.lens.timeline import TimelineRecorder
+from analysis.lens.decisions import for_ply, move_ranks, settles
+from analysis.lens.timeline import TimelineRecorder, ranks_table
 from analysis.models.lc0.config import AttentionConfig
 from tests.conftest import ROOT
 from tests.lc0_random_nets import write_net
@@ -55,7 +57,12 @@ def test_the_timeline_of_the_evaluation_pass_is_the_cli_logit_lens(capsys, name,
         lens = _cli_lens(capsys, model, board.fen())
         assert timeline["readouts"] == lens["readouts"]
         ranks = {uci: [point["rank"] for point in points] for uci, points in lens["lens"].items()}
-        assert timeline["ranks"] == ranks
+        # Read back from the output only as far as final_from needs (the point before it) where the
+        # family reads one point of many positions at once; the others read every point.
+        read_from = max(timeline["final_from"] - 1, 0) if name in ("cf-small", "lc0-synth", "maia-1100") else 0
+        assert timeline["ranks_from"] == read_from and set(timeline["moves"]) == set(ranks)
+        assert {uci: move_ranks(timeline, uci) for uci in timeline["moves"]} == {
+            uci: [None] * read_from + r[read_from:] for uci, r in ranks.items()}
         assert timeline["final"] == lens["top"][-1]
         assert timeline["final_from"] == settles(ranks[lens["top"][-1]])
         assert lens["top"][timeline["final_from"]:] == [timeline["final"]] * (len(lens["top"]) - timeline["final_from"])
@@ -63,8 +70,12 @@ def test_the_timeline_of_the_evaluation_pass_is_the_cli_logit_lens(capsys, name,
             assert lens["top"][timeline["final_from"] - 1] != timeline["final"]
         other = next(uci for uci in ranks if uci != timeline["final"])
         ply = for_ply(timeline, other)
-        assert ply["played"] == other and ply["played_from"] is None and ply["played_ranks"] == ranks[other]
+        assert ply["played"] == other and ply["played_from"] is None
+        assert ply["played_ranks"] == [None] * read_from + ranks[other][read_from:]
         assert for_ply(timeline, timeline["final"])["played_from"] == timeline["final_from"]
+        earlier = {k: v for k, v in timeline.items() if k not in ("moves", "ranks_from")}  # the first stored form
+        earlier["ranks"] = ranks
+        assert for_ply(earlier, other)["played_ranks"] == ranks[other]
 
 
 def test_no_move_and_no_capability_say_why():
@@ -97,3 +108,41 @@ def test_a_forward_run_in_chunks_gives_the_same_timelines():
         evaluator.evaluate(boards)
     assert len(store) == len(boards) * len(recorder.adapter.readouts)
     assert recorder.timelines(boards, store) == whole
+
+
+PROMOTIONS = ["8/1P4k1/8/8/8/8/6K1/2r5 w - - 0 1", "2R5/6k1/8/8/8/8/1p4K1/8 b - - 0 1",
+              "r3k2r/pPpp1ppp/8/4pP2/8/8/PPPPP1pP/R3K2R w KQkq e6 0 2",
+              # a king on files a-d without castling: a canonical lc0 format transforms the board
+              "8/1P6/8/8/8/8/1K4k1/8 w - - 0 1", "8/8/8/3k4/8/8/2K5/7R w - - 0 1"]
+
+
+@pytest.fixture(scope="module")
+def lc0_canonical_net(tmp_path_factory):
+    """A synthetic lc0 attention net in a canonical input format (the board is transformed)."""
+    return str(write_net(tmp_path_factory.mktemp("lc0") / "canonical.pb.gz", replace(SYNTH, input_format=3), seed=7))
+
+
+@pytest.mark.parametrize("name", ["cf-small", "cb-cpu", "ag-cpu", "maia-1100", "lc0-synth", "lc0-canonical"])
+@torch.inference_mode()
+def test_one_point_of_many_positions_reads_as_the_full_heads(name, request):
+    """``move_logits`` (cf-small: only the legal moves' entries; lc0: one call of the policy head)
+    gives each position's logits as the full heads do, promotions (both colours) included, with
+    the same ranks."""
+    fixture = {"lc0-synth": "lc0_net", "lc0-canonical": "lc0_canonical_net"}.get(name)
+    model = request.getfixturevalue(fixture) if fixture else str(ROOT / "weights" / f"{name}.safetensors")
+    evaluator = load_evaluator(model, device="cpu")
+    recorder = TimelineRecorder.for_model(evaluator.model, evaluator.encoding)
+    adapter = recorder.adapter
+    boards = [chess.Board(fen) for fen in FENS + PROMOTIONS]
+    with recorder.recording() as store:
+        evaluator.evaluate(boards)
+    prepared, rows = zip(*(adapter.timeline_prepare(board) for board in boards))
+    full = [adapter.prepare(board) for board in boards]
+    for r in (0, 1, len(adapter.readouts) - 1):
+        read = adapter.move_logits(prepared, store[r], rows)
+        at = 0
+        for p, n, logits in zip(full, rows, read):
+            expected = adapter.unembed(p, store[r][at:at + n], None).logits[0]
+            at += n
+            assert torch.allclose(logits, expected.float(), rtol=1e-5, atol=1e-5)
+            assert (ranks_table([logits], [len(p.moves)]) == ranks_table([expected], [len(p.moves)])).all()

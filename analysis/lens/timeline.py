@@ -2,9 +2,13 @@
 
 Read from the evaluation's own forward pass: ``TimelineRecorder.recording`` hooks the network's
 readout points (``LensAdapter.capture_hooks``) for the length of one evaluator call, and
-``timelines`` reads each position's points out through the heads (the logit lens, with no
-forward pass of its own). What is kept per position, and what a ply gets for the move played
-there, is ``analysis.lens.decisions`` (no torch there: the web process reads it).
+``timelines`` reads the points out through the policy head (the logit lens, with no forward
+pass of its own). Where the adapter reads one point of many positions at once (``move_logits``),
+it goes backwards from the network's own output and, per position, only as far as the timeline
+needs: once the final move is not top at a point, the earlier points cannot change where it
+settles. Other families read each position's points in one ``unembed`` call. What is kept per
+position, and what a ply gets for the move played there, is ``analysis.lens.decisions`` (no
+torch there: the web process reads it).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from contextlib import contextmanager
 from typing import Iterator, Sequence
 
 import chess
+import numpy as np
 import torch
 
 from analysis.lens import LensUnavailable
@@ -59,24 +64,64 @@ class TimelineRecorder:
             return [{"why": why} for _ in boards]
         chunks = len(store) // len(readouts)  # a CPU forward may run a large batch in chunks
         points = [store[r] if chunks == 1 else torch.cat(store[r::len(readouts)]) for r in range(len(readouts))]
-        prepared_all = [self.adapter.prepare(board) for board in boards]
-        if sum(p.inputs.shape[0] for p in prepared_all) != len(points[0]):
+        prepared, rows = zip(*(self.adapter.timeline_prepare(board) for board in boards))
+        if sum(rows) != len(points[0]):
             why = "the evaluation's pass did not run these positions alone, so its readout points are not theirs"
             return [{"why": why} for _ in boards]
-        out, row = [], 0
-        for prepared in prepared_all:
-            rows = prepared.inputs.shape[0]
-            if prepared.moves:
-                out.append(self._read(prepared, [p[row:row + rows] for p in points]))
-            else:
-                out.append({"why": "the game is over here: no move to settle on"})
-            row += rows
-        return out
+        batched = type(self.adapter).move_logits is not LensAdapter.move_logits
+        ranks = (self._read_back if batched else self._read_all)(prepared, rows, points)
+        # One readouts list for every position (fewer objects kept while the job runs).
+        return [position_timeline(readouts, [m.uci() for m in p.moves], ranks[i]) if p.moves
+                else {"why": "the game is over here: no move to settle on"} for i, p in enumerate(prepared)]
 
-    def _read(self, prepared, points: list[torch.Tensor]) -> dict:
-        """One position's points (rows each) through the heads: its stored timeline."""
+    def _read_back(self, prepared, rows, points: list[torch.Tensor]) -> dict[int, list]:
+        """Every legal move's ranks at the points read, per position with moves: from the last point
+        (the network's own output) backwards, each position only while its final move is still top
+        (None at the points it did not need), all positions still going read in one call a point."""
+        starts = np.cumsum([0, *rows])
+        spans = [np.arange(a, b) for a, b in zip(starts[:-1], starts[1:])]
+        going = [i for i, p in enumerate(prepared) if p.moves]
+        ranks = {i: [None] * len(points) for i in going}
+        final = {}
         dtype = next(self.adapter.model.parameters()).dtype  # a bf16 pass's points are read in float32
         with torch.inference_mode():
-            read = self.adapter.unembed(prepared, torch.cat(points).to(dtype), None)
-        logits = read.logits.detach().float().cpu().numpy()  # (R, moves)
-        return position_timeline(self.adapter.readouts, [m.uci() for m in prepared.moves], ranks_of(logits))
+            for r in range(len(points) - 1, -1, -1):
+                if not going:
+                    break
+                at = torch.from_numpy(np.concatenate([spans[i] for i in going])).to(points[r].device)
+                logits = self.adapter.move_logits([prepared[i] for i in going], points[r].index_select(0, at).to(dtype),
+                                                  [rows[i] for i in going])
+                table = ranks_table(logits, [len(prepared[i].moves) for i in going])
+                still = []
+                for i, row, moves in zip(going, table, (len(prepared[i].moves) for i in going)):
+                    ranks[i][r] = row[:moves]
+                    if r == len(points) - 1:  # the network's own output: its final move
+                        final[i] = int((row == 1).argmax())
+                    if row[final[i]] == 1:
+                        still.append(i)
+                going = still
+        return ranks
+
+
+    def _read_all(self, prepared, rows, points: list[torch.Tensor]) -> dict[int, list]:
+        """Every point of each position in one call of the heads (a family that reads one position
+        at a time: a call a point would cost more than the points it saves)."""
+        starts = np.cumsum([0, *rows])
+        dtype = next(self.adapter.model.parameters()).dtype  # a bf16 pass's points are read in float32
+        ranks = {}
+        with torch.inference_mode():
+            for i, p in enumerate(prepared):
+                if p.moves:
+                    stacked = torch.cat([point[starts[i]:starts[i + 1]] for point in points]).to(dtype)
+                    logits = self.adapter.unembed(p, stacked, None).logits.detach().float().cpu().numpy()
+                    ranks[i] = list(ranks_of(logits))
+        return ranks
+
+
+def ranks_table(logits: Sequence[torch.Tensor], counts: Sequence[int]) -> np.ndarray:
+    """``ranks_of`` for several positions in one go: (positions, most moves), the ``counts[i]``
+    legal moves of position i first (1 + how many of its moves have a strictly larger logit)."""
+    counts = torch.as_tensor(counts)
+    padded = torch.full((len(counts), int(counts.max())), -torch.inf)
+    padded[torch.arange(padded.shape[1]) < counts[:, None]] = torch.cat(list(logits)).detach().float().cpu()
+    return (1 + (padded[:, None, :] > padded[:, :, None]).sum(-1)).numpy()

@@ -24,7 +24,8 @@ Vocabulary:
   any a family adds); ``unavailable[name]`` is the sentence that says why a network lacks one.
 - **timeline**: ``capture_hooks`` reads every readout point while the network runs its *own*
   forward (the evaluator's batched pass), so the decision timeline (``analysis.lens.timeline``)
-  costs no forward pass of its own.
+  costs no forward pass of its own; ``move_logits`` reads one point of many positions at once,
+  and a family may compute only the legal moves' logits there.
 """
 
 from __future__ import annotations
@@ -178,3 +179,20 @@ class LensAdapter(ABC):
         (rows, ...) per point, where a position is ``prepared.inputs.shape[0]`` rows. A forward run
         in chunks appends each chunk's points in turn. Returns the handles (capability "timeline")."""
         raise ValueError(self.why_not("timeline"))
+
+    def timeline_prepare(self, board: chess.Board) -> tuple[Prepared, int]:
+        """The position made ready for reading points a pass already produced, and its rows in that
+        pass. Its ``inputs`` are not needed, so a family may skip encoding them."""
+        prepared = self.prepare(board)
+        return prepared, prepared.inputs.shape[0]
+
+    def move_logits(self, prepared: Sequence[Prepared], residual: torch.Tensor,
+                    rows: Sequence[int]) -> list[torch.Tensor]:
+        """One readout point of several positions (``rows[i]`` rows each, stacked in order) read
+        through the policy head: each position's legal-move logits, (moves,) in ``Prepared.moves``
+        order. The timeline needs nothing else, so a family may compute just these entries (no
+        value head, no full policy)."""
+        out = []
+        for p, part in zip(prepared, residual.split(list(rows))):
+            out.append(self.unembed(p, part, None).logits[0])
+        return out

@@ -51,6 +51,7 @@ class ChessformerLens(LensAdapter):
             "mlp": UnitKind("mlp", config.layers, config.ffn, "MLP hidden unit (Mish)"),
         }
         self.unavailable = {"split": NO_SPLIT_ABSOLUTE} if config.position == "absolute" else {}
+        self._policy_entries = model.policy.gather_index.cpu().numpy()  # each move's entry of the full policy
 
     def prepare(self, board: chess.Board) -> Prepared:
         moves, indices = self.encoding.legal_moves(board)
@@ -96,6 +97,53 @@ class ChessformerLens(LensAdapter):
         model = self.model
         policy = model.policy(F.mish(model.policy_embed(residual)))
         return self._read(prepared, policy, model.result(residual)["wdl"])
+
+    def timeline_prepare(self, board):
+        """One row a position and no inputs to encode; ``extra``: each legal move's from- and
+        to-square in the network's frame (a promotion's from rank 7 to rank 8) and its promotion
+        piece (-1 for none: a plain from-to logit), so the policy head reads just those."""
+        moves, indices = self.encoding.legal_moves(board)
+        flat = self._policy_entries[np.asarray(indices, dtype=np.int64)]
+        promotion = flat >= 4096  # 64 x 64 from-to logits, then 8 from-files x 8 to-files x 3 pieces
+        start = np.where(promotion, 48 + (flat - 4096) // 24, flat // 64)
+        end = np.where(promotion, 56 + (flat - 4096) % 24 // 3, flat % 64)
+        piece = np.where(promotion, (flat - 4096) % 3, -1)
+        return Prepared(board, list(moves), None, {"squares": np.stack([start, end, piece])}), 1
+
+    def _bilinear(self) -> tuple[torch.Tensor, ...]:
+        """The policy head's q.k folded once (in float64): q_s.k_t = (p_s G + h).p_t + p_s.w + c for
+        the embedded squares p (G = W_q^T W_k, h = b_q W_k, w = W_q^T b_k, c = b_q.b_k), so a move
+        needs no key of its own: one product a from-square instead of one a to-square."""
+        if not hasattr(self, "_folded"):
+            head = self.model.policy
+            wq, bq = head.query.weight.double(), head.query.bias.double()
+            wk, bk = head.key.weight.double(), head.key.bias.double()
+            dtype = head.query.weight.dtype
+            self._folded = tuple(t.to(dtype) for t in (wq.T @ wk, bq @ wk, wq.T @ bk, bq @ bk))
+        return self._folded
+
+    def move_logits(self, prepared, residual, rows):
+        """Only the legal moves' entries of the attention policy: the policy embedding on their from-
+        and to-squares, the folded q.k (``_bilinear``) from each from-square, one dot product a move,
+        plus a promotion's offsets (from the keys of its to-squares alone)."""
+        model, head, E = self.model, self.model.policy, residual.shape[-1]
+        counts = [len(p.moves) for p in prepared]
+        start, end, piece = torch.from_numpy(np.concatenate([p.extra["squares"] for p in prepared], axis=1))
+        offset = torch.from_numpy(np.repeat(np.arange(0, 64 * len(prepared), 64), counts))
+        device = residual.device
+        start, end, piece = (start + offset).to(device), (end + offset).to(device), piece.to(device)
+        tokens = residual.reshape(-1, E)
+        (starts, start_at), (ends, end_at) = start.unique(return_inverse=True), end.unique(return_inverse=True)
+        embed_from = F.mish(model.policy_embed(tokens.index_select(0, starts)))  # index_select: a fast row gather
+        embed_to = F.mish(model.policy_embed(tokens.index_select(0, ends)))
+        G, h, w, c = self._bilinear()
+        u, e = torch.addmm(h, embed_from, G), embed_from @ w + c
+        logits = (u.index_select(0, start_at) * embed_to.index_select(0, end_at)).sum(-1) + e.index_select(0, start_at)
+        promotion = piece >= 0
+        if promotion.any():
+            offsets = head.promotion(head.key(embed_to[end_at[promotion]]))  # (P, 4): q r b n
+            logits[promotion] = logits[promotion] + (offsets.gather(1, piece[promotion, None])[:, 0] + offsets[:, 3])
+        return list((logits * head.scale).float().split(counts))
 
     def head_writes(self, prepared, layer):
         attention = self.model.layers[layer].attention

@@ -22,7 +22,7 @@ import chess
 import torch
 from torch import nn
 
-from analysis.encoding.lc0_formats import encode_boards, move_indices, square_map
+from analysis.encoding.lc0_formats import encode_boards, encode_position, move_indices, square_map
 from analysis.models.lens import LensAdapter, Prepared, ReadOut, UnitKind, hooks, scale_units
 
 NORM_NOTE = ("lc0's body is Post-LN: every readout point is the output of a layer norm, the very space "
@@ -55,6 +55,20 @@ def read_lc0(prepared: Prepared, out: Mapping[str, torch.Tensor]) -> ReadOut:
     """The network's raw outputs as the lens's ReadOut: legal moves' logits, expected score, WDL."""
     return ReadOut(logits=out["policy"][:, prepared.extra["indices"]], score=(out["q"] + 1) / 2,
                    wdl=out.get("wdl"))
+
+
+def timeline_prepare_lc0(model: nn.Module, board: chess.Board) -> tuple[Prepared, int]:
+    """A board's legal moves and policy indices without its planes (the timeline reads points a
+    pass already made): one row a position; only a canonical format needs the position's transform."""
+    moves = list(board.legal_moves)
+    fmt = model.config.input_format
+    transform = encode_position(board, fmt).transform if fmt >= 3 else 0
+    return Prepared(board, moves, None, {"indices": torch.from_numpy(move_indices(board, moves, transform))}), 1
+
+
+def gather_moves(policy: torch.Tensor, prepared: Sequence[Prepared]) -> list[torch.Tensor]:
+    """One policy row a position (the timeline's ``move_logits``): each position's legal moves."""
+    return [row[p.extra["indices"].to(row.device)].float() for row, p in zip(policy, prepared)]
 
 
 def stack_inputs(prepared: Sequence[Prepared]) -> torch.Tensor:
@@ -113,6 +127,15 @@ class AttentionLens(LensAdapter):
         if readout is not None and readout not in self.readouts:  # None: a stack of several points
             raise ValueError(f"unknown readout point {readout!r}")
         return read_lc0(prepared, self.model.outputs(residual, every_head=False))
+
+    def timeline_prepare(self, board):
+        return timeline_prepare_lc0(self.model, board)
+
+    def move_logits(self, prepared, residual, rows):
+        """One point of many positions through the default policy head alone, in one call."""
+        m = self.model
+        embedded = m.policy_embedding(residual) if m.policy_embedding is not None else None
+        return gather_moves(m.policy_heads[m.config.policy_head](residual, embedded), prepared)
 
     def capture_hooks(self, store: list) -> list:
         """The same points as ``forward`` keeps, read from the network's own pass: the embedding's

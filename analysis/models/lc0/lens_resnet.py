@@ -21,7 +21,7 @@ import chess
 import torch
 from torch import nn
 
-from analysis.models.lc0.lens import prepare_lc0, read_lc0, stack_inputs
+from analysis.models.lc0.lens import gather_moves, prepare_lc0, read_lc0, stack_inputs, timeline_prepare_lc0
 from analysis.models.lens import LensAdapter, Prepared, ReadOut, UnitKind, hooks
 
 PLANES = 112
@@ -90,6 +90,13 @@ class ResNetLens(LensAdapter):
         if readout is not None and readout not in self.readouts:  # None: a stack of several points
             raise ValueError(f"unknown readout point {readout!r}")
         return read_lc0(prepared, self.model.outputs(residual))
+
+    def timeline_prepare(self, board):
+        return timeline_prepare_lc0(self.model, board)
+
+    def move_logits(self, prepared, residual, rows):
+        """One point of many positions through the policy head alone, in one call."""
+        return gather_moves(self.model.policy(residual), prepared)
 
     def capture_hooks(self, store: list) -> list:
         """``body``'s points from the network's own pass: the first block's input (the embedding),
