@@ -137,9 +137,14 @@ class GamePage {
 
   // Channel layers deliver at most once: when the job ends, fill any gap from the database.
   async reconcile() {
-    if (!this.results.incomplete(this.status.status === "done") && !this.review.stale) return;
-    const asked = this.review.arrivals, state = await fetchState(this.page.urls.state);
-    if (state) { this.mergeSnapshot(state, asked); this.refreshAll(); }
+    const asked = this.review.arrivals;
+    if (this.results.incomplete(this.status.status === "done")) {
+      const state = await fetchState(this.page.urls.state);
+      if (state) { this.mergeSnapshot(state, asked); this.refreshAll(); }
+    } else if (this.review.stale) {  // every result is here: only the review is behind
+      const review = await fetchState(this.page.urls.review);
+      if (review) { this.review.update(review, asked); this.refreshAll(); }
+    }
   }
 
   refreshAll() {

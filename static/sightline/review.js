@@ -52,8 +52,8 @@ export class GameReview {
     if (this.timer) return;
     this.timer = setTimeout(async () => {
       this.timer = null;
-      const asked = this.arrivals, state = await fetchState(this.game.page.urls.state);
-      if (state) this.update(state, asked);
+      const asked = this.arrivals, review = await fetchState(this.game.page.urls.review);
+      if (review) this.update(review, asked);
     }, REFRESH_MS);
   }
 

@@ -67,3 +67,18 @@ def test_the_engine_legend_is_lichesss_steps_and_the_network_legend_stays_beside
     html = client.get(reverse("job", args=[job.id])).content.decode()
     legend = re.search(r'<p class="muted small" id="judgement-legend"[^>]*>', html, re.S).group(0)
     assert "data-engine-short=\"Marks: the reference engine" in legend and "data-network-short=\"Marks:" in legend
+
+
+def test_the_review_alone_is_what_the_page_refreshes(client, tiny_network):
+    """The review, the disagreements and the swing flag, without node results: a refresh of the review
+    must not fill gaps that the websocket's snapshots are there to fill."""
+    from webapp.analyses.messages import job_snapshot
+
+    job = create_job(parse_pgn(SHORT_GAME), tiny_network, "policy", 1, dispatch=False, engine_nodes=0)
+    url = page_data(client.get(reverse("job", args=[job.id])).content.decode())["urls"]["review"]
+    answer = client.get(url)
+    assert answer.status_code == 200 and set(answer.json()) == {"review", "disagreements", "network_swing"}
+    snapshot = job_snapshot(job)
+    assert all(answer.json()[k] == snapshot.get(k) for k in answer.json())
+    assert client.get(reverse("job_review", args=["no-such-job"])).status_code == 404
+    assert client.post(url).status_code == 405

@@ -225,14 +225,20 @@ class Snapshot(Message):
         stored = job_results(job)
         results = {str(k): results_for_white(job.nodes[k], v, played_move(job.nodes, job.nodes[k]))
                    for k, v in stored.items()}
-        return cls(job=Status.of(job), results=results,
-                   review={"engine": engine_review(job, stored), "network_marks": network_marks(job, stored)},
-                   disagreements=disagreements(job, stored), network_swing=network_swing(job.network))
+        return cls(job=Status.of(job), results=results, **review_parts(job, stored))
 
     @classmethod
     def from_json(cls, data: dict) -> "Snapshot":
         return cls(job=Status.from_json(data["job"]), results=data["results"], review=data.get("review"),
                    disagreements=data.get("disagreements"), network_swing=data.get("network_swing"))
+
+
+def review_parts(job: AnalysisJob, stored: dict | None = None) -> dict:
+    """The snapshot's review fields alone: what the page refreshes as engine values and marks
+    arrive (``views.job_review``), without node results that would mask a missed message."""
+    stored = job_results(job) if stored is None else stored
+    return {"review": {"engine": engine_review(job, stored), "network_marks": network_marks(job, stored)},
+            "disagreements": disagreements(job, stored), "network_swing": network_swing(job.network)}
 
 
 def job_snapshot(job: AnalysisJob) -> dict:

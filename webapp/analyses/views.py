@@ -26,7 +26,7 @@ from webapp.analyses.judgements import short_legend
 from webapp.analyses.gameinput import board_for
 from webapp.analyses.keys import node_key
 from webapp.analyses import deeper, lc0_requests
-from webapp.analyses.messages import Nodes, job_snapshot
+from webapp.analyses.messages import Nodes, job_snapshot, review_parts
 from webapp.analyses import lens as lens_requests
 from webapp.analyses import neurons
 from webapp.analyses.messages import lens_for_white
@@ -130,6 +130,7 @@ def job_page(request: HttpRequest, job_id: str) -> HttpResponse:
         "can_add_moves": owns(request, job),
         "win_percent_slope": WIN_PERCENT_SLOPE,  # the page's centipawn figures use the library's formula
         "urls": {"ws": f"/ws/jobs/{job.id}/", "state": reverse("job_state", args=[job.id]),
+                 "review": reverse("job_review", args=[job.id]),
                  "nodes": f"/api/jobs/{job.id}/nodes/", "moves": reverse("job_moves", args=[job.id]),
                  "deeper": reverse("job_deeper", args=[job.id]), "board_svg": f"/jobs/{job.id}/nodes/",
                  "lc0": f"/jobs/{job.id}/nodes/",  # + <node>/lc0/?nodes=N (webapp/analyses/lc0_requests.py)
@@ -166,6 +167,12 @@ def job_state(request: HttpRequest, job_id: str) -> JsonResponse:
     job = get_job_or_404(job_id)
     return JsonResponse({"id": str(job.id), "network": network_brief(job.network, request.build_absolute_uri),
                          "nodes": job.nodes, **job_snapshot(job)})
+
+
+@require_GET
+def job_review(request: HttpRequest, job_id: str) -> JsonResponse:
+    """The game review, the disagreement list and the swing flag (``messages.review_parts``)."""
+    return JsonResponse(review_parts(get_job_or_404(job_id)))
 
 
 @require_POST
