@@ -22,6 +22,7 @@ import threading
 import chess
 
 from analysis.lens import MAX_SCALE, LensError, LensUnavailable
+from webapp.analyses.lens_params import number
 from webapp.analyses import neurons
 from webapp.analyses.neurons import neuron_kinds
 
@@ -80,21 +81,6 @@ def _describe(network) -> dict:
             "unavailable": lacks, "norms": adapter.norm_note}
 
 
-def _number(query, name: str, cast, default=None):
-    text = query.get(name)
-    if text in (None, ""):
-        if default is None:
-            raise LensError(f"{name} is required")
-        return default
-    try:
-        value = cast(text)
-    except (TypeError, ValueError):
-        raise LensError(f"{name} must be a {'whole ' if cast is int else ''}number, not {text!r}") from None
-    if cast is float and not math.isfinite(value):
-        raise LensError(f"{name} must be a finite number")
-    return value
-
-
 def _move(board: chess.Board, uci: str) -> str:
     try:
         move = chess.Move.from_uci(uci)
@@ -132,8 +118,8 @@ def check_request(quantity: str, query, board: chess.Board, described: dict, poo
         return {"quantity": "lens", "moves": [_move(board, m) for m in moves]}
     if quantity == "ablate":
         kind, layers, per_layer = _unit(described, query, None)
-        layer, index = _number(query, "layer", int), _number(query, "index", int)
-        scale = _number(query, "scale", float, 0.0)
+        layer, index = number(query, "layer", int), number(query, "index", int)
+        scale = number(query, "scale", float, 0.0)
         _check_range(kind, layer, index, layers, per_layer)
         if not -MAX_SCALE <= scale <= MAX_SCALE:
             raise LensError(f"scale {scale:g} is outside [{-MAX_SCALE:g}, {MAX_SCALE:g}]")
@@ -143,7 +129,7 @@ def check_request(quantity: str, query, board: chess.Board, described: dict, poo
         return {"quantity": "grid", "unit": kind, "move": _move(board, query.get("move") or "")}
     if quantity == "split":
         _, layers, _ = _unit(described, {"unit": "head"}, "split")
-        layer = _number(query, "layer", int, 0)
+        layer = number(query, "layer", int, 0)
         if not 0 <= layer < layers:
             raise LensError(f"layer {layer} is out of range: the network has {layers} layers (0 to {layers - 1})")
         return {"quantity": "split", "layer": layer}

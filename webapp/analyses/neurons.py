@@ -24,6 +24,7 @@ from typing import Callable
 import chess
 
 from analysis.lens import LensError, LensUnavailable
+from webapp.analyses.lens_params import whole
 
 QUANTITIES = ("neurons", "neuron", "carriers", "where_else")
 POOLS = ("atlas", "game", "fens")
@@ -54,23 +55,6 @@ def neuron_kinds(adapter) -> tuple[dict, str | None]:
     return kinds, why.get("mlp") or next(iter(why.values()), fallback)
 
 
-def _whole(query, name: str, default: int | None = None, low: int = 0, high: int | None = None) -> int:
-    text = query.get(name)
-    if text in (None, ""):
-        if default is None:
-            raise LensError(f"{name} is required")
-        return default
-    try:
-        value = int(text)
-    except (TypeError, ValueError):
-        raise LensError(f"{name} must be a whole number, not {text!r}") from None
-    if high is None and value < low:
-        raise LensError(f"{name} must be {low} or more, not {value}")
-    if high is not None and not low <= value <= high:
-        raise LensError(f"{name} must be between {low} and {high}, not {value}")
-    return value
-
-
 def _kind(described: dict, query) -> tuple[str, int, int]:
     neurons = described.get("neurons") or {}
     if not neurons:
@@ -85,12 +69,12 @@ def _kind(described: dict, query) -> tuple[str, int, int]:
 
 def _unit(described: dict, query, need_index: bool) -> dict:
     kind, layers, per_layer = _kind(described, query)
-    layer = _whole(query, "layer")
+    layer = whole(query, "layer")
     if layer >= layers:
         raise LensError(f"layer {layer} is out of range: the network has {layers} layers (0 to {layers - 1})")
     out = {"unit": kind, "layer": layer}
     if need_index:
-        index = _whole(query, "index")
+        index = whole(query, "index")
         if index >= per_layer:
             raise LensError(f"{kind} unit {index} is out of range: each layer has {per_layer} (0 to {per_layer - 1})")
         out["index"] = index
@@ -104,7 +88,7 @@ def check(quantity: str, query, board: chess.Board, described: dict, pool: list[
 
     if quantity == "neurons":
         return {"quantity": "neurons", **_unit(described, query, False),
-                "top": _whole(query, "top", 10, 1, MAX_TOP)}
+                "top": whole(query, "top", 10, 1, MAX_TOP)}
     if quantity == "neuron":
         request = {"quantity": "neuron", **_unit(described, query, True)}
         if not described["neurons"][request["unit"]]["squares"]:
@@ -116,10 +100,10 @@ def check(quantity: str, query, board: chess.Board, described: dict, pool: list[
             raise LensUnavailable(described["unavailable"]["policy"])
         kind, _, _ = _kind(described, query)
         return {"quantity": "carriers", "unit": kind, "move": _move(board, query.get("move") or ""),
-                "top": _whole(query, "top", 8, 1, MAX_TOP)}
+                "top": whole(query, "top", 8, 1, MAX_TOP)}
     if quantity == "where_else":
         request = {"quantity": "where_else", **_unit(described, query, True),
-                   "top": _whole(query, "top", 8, 1, MAX_TOP)}
+                   "top": whole(query, "top", 8, 1, MAX_TOP)}
         name = query.get("pool") or "atlas"
         if name not in POOLS:
             raise LensError(f"pool must be one of {', '.join(POOLS)}, not {name!r}")
