@@ -120,10 +120,25 @@ def test_unknown_search(client):
     ("alphabeta", "0", "Budget 0 is out of range for alphabeta: 1 to 6 depth."),
     ("alphabeta", "99", "Budget 99 is out of range for alphabeta: 1 to 6 depth."),
     ("value", "abc", "Enter a whole number."),
+    ("alphabeta", "9" * 4000, "Budget of 4,000 digits is out of range for alphabeta: 1 to 6 depth."),
 ])
 def test_budget_out_of_range(client, tiny_network, search, budget, fragment):
-    assert_rejected(post(client, pgn=SHORT_GAME, network=tiny_network.name, search=search, budget=budget), 400,
-                    fragment)
+    answer = post(client, pgn=SHORT_GAME, network=tiny_network.name, search=search, budget=budget)
+    assert_rejected(answer, 400, fragment)
+    assert not any("9" * 20 in error for error in field_errors(answer))  # the message does not echo it
+
+
+def test_a_huge_engine_budget_is_not_echoed_back(client, tiny_network):
+    answer = post(client, pgn=SHORT_GAME, network=tiny_network.name, search="policy", engine_nodes="9" * 4000)
+    assert_rejected(answer, 400, "Stockfish&#x27;s budget of 4,000 digits is out of range")
+    assert not any("9" * 20 in error for error in field_errors(answer))
+
+
+def field_errors(answer) -> list[str]:
+    """The messages shown beside the form's fields (the inputs keep what was typed, as forms do)."""
+    import re
+
+    return re.findall(r'<p class="error field-error" role="alert">(.*?)</p>', answer.content.decode(), re.S)
 
 
 def test_search_needing_a_policy_head(client):

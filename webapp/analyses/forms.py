@@ -35,6 +35,14 @@ def engine_help(default: int, engine_path: str | None) -> str:
     return text if engine_path else text + " Stockfish is not installed on this site: analyses run without it."
 
 
+def as_typed(number: int, grouped: bool = False) -> str:
+    """A number for an error message: as typed, or its length where echoing it would flood the page."""
+    digits = len(str(abs(number)))
+    if digits > 15:
+        return f"of {digits:,} digits"
+    return f"{number:,}" if grouped else str(number)
+
+
 class AnalyseForm(forms.Form):
     pgn = forms.CharField(required=False, strip=False, label="PGN", help_text=PGN_LIMITS,
                           widget=forms.Textarea(attrs={"rows": 8, "placeholder": "Paste a PGN here",
@@ -172,7 +180,7 @@ class AnalyseForm(forms.Form):
             if not self.has_error("budget"):
                 data["budget"] = spec.budget_default
         elif not spec.budget_min <= budget <= spec.budget_max:
-            self.add_error("budget", f"Budget {budget} is out of range for {spec.name}: "
+            self.add_error("budget", f"Budget {as_typed(budget)} is out of range for {spec.name}: "
                                      f"{spec.budget_min} to {spec.budget_max} {spec.budget_unit}.")
         if isinstance(network, Network) and spec.needs_policy and not network.caps.policy:
             self.add_error("search", f"The {spec.name} search needs a policy head; {network.name} has none.")
@@ -184,7 +192,7 @@ class AnalyseForm(forms.Form):
             if not self.has_error("engine_nodes"):
                 data["engine_nodes"] = settings.SIGHTLINE_ENGINE_NODES
         elif nodes != 0 and not ENGINE_MIN_NODES <= nodes <= ENGINE_MAX_NODES:
-            self.add_error("engine_nodes", f"Stockfish's budget {nodes:,} is out of range: {ENGINE_MIN_NODES:,} to "
+            self.add_error("engine_nodes", f"Stockfish's budget {as_typed(nodes, grouped=True)} is out of range: {ENGINE_MIN_NODES:,} to "
                                            f"{ENGINE_MAX_NODES:,} nodes per position, or 0 for no engine.")
 
     @property
