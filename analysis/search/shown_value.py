@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import replace
 from typing import Sequence
 
@@ -18,12 +19,13 @@ def position_valuer(policy: DisplayedValue, evaluator: Evaluator) -> "PositionVa
     return StaticValuer() if policy.is_static else QuiescenceValuer(evaluator)
 
 
-class PositionValuer:
+class PositionValuer(ABC):
     """Shown values for evaluated boards; ``evaluator(inner)`` wraps an evaluator so that its
     evaluations carry the shown value as their score (for code that values successors itself)."""
 
+    @abstractmethod
     def shown(self, boards: Sequence[chess.Board], evaluations: Sequence[Evaluation]) -> list[ShownValue]:
-        raise NotImplementedError
+        """One shown value per evaluated board."""
 
     def evaluator(self, inner: Evaluator) -> Evaluator:
         return ShownValueEvaluator(inner, self)
