@@ -13,13 +13,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
-import urllib.request
 
 import pytest
 
 from tests.conftest import ROOT, require_chromium
-from tests.web.conftest import OPERA_GAME, free_port
+from tests.web.conftest import OPERA_GAME
+from tests.web.serve_process import start_serve, stop_serve
 
 ARTIFACTS = ROOT / "artifacts" / "web"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -35,36 +34,10 @@ def live_site(tmp_path_factory, tiny_checkpoint):
     weights = root / "weights"
     weights.mkdir()
     shutil.copy(tiny_checkpoint, weights / "cf-tiny.safetensors")
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE")}
-    env.update(SIGHTLINE_VAR_DIR=str(root / "var"), SIGHTLINE_WEIGHTS_DIR=str(weights), SIGHTLINE_BATCH_SIZE="2",
-               PYTHONUNBUFFERED="1")
-    log = (root / "serve.log").open("w")
-    process = subprocess.Popen([sys.executable, "manage.py", "serve", "--port", str(port), "--concurrency", "2"],
-                               cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    base = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 300  # a loaded 2-core machine took over 2 minutes to start serve
-    while True:
-        try:
-            with urllib.request.urlopen(base, timeout=2) as response:
-                if response.status == 200:
-                    break
-        except OSError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            os.killpg(process.pid, signal.SIGINT)
-            process.wait(60)
-            pytest.fail(f"serve did not come up:\n{(root / 'serve.log').read_text()[-4000:]}")
-        time.sleep(0.3)
+    process, base, env = start_serve(root, weights, {"SIGHTLINE_BATCH_SIZE": "2"})
     site = {"base": base, "process": process, "root": root, "socket": root / "var" / "redis" / "redis.sock", "env": env}
     yield site
-    if process.poll() is None:  # the Ctrl+C test did not run or failed: stop it the same way
-        os.killpg(process.pid, signal.SIGINT)
-        try:
-            process.wait(60)
-        except subprocess.TimeoutExpired:
-            process.kill()  # its children get SIGTERM from the parent-death signal
-            process.wait()
+    stop_serve(process)  # the Ctrl+C test did not run or failed: stop it the same way
 
 
 @pytest.fixture(scope="module")

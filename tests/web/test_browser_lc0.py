@@ -4,19 +4,13 @@ and Sightline's visits, prior and Q side by side with each search's verdict on t
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
-import subprocess
-import sys
-import time
-import urllib.request
 
 import pytest
 
 from analysis.search.lc0_engine import lc0_path
 from tests.conftest import IN_CI, ROOT
-from tests.web.conftest import free_port
+from tests.web.serve_process import start_serve, stop_serve
 from tests.web.test_browser import browser, shot  # noqa: F401 (module fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -34,36 +28,9 @@ def maia_site(tmp_path_factory):
     weights = root / "weights"
     weights.mkdir()
     shutil.copy(ROOT / "weights/maia-1100.safetensors", weights)
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE")}
-    env.update(SIGHTLINE_VAR_DIR=str(root / "var"), SIGHTLINE_WEIGHTS_DIR=str(weights), PYTHONUNBUFFERED="1")
-    log = (root / "serve.log").open("w")
-    process = subprocess.Popen([sys.executable, "manage.py", "serve", "--port", str(port), "--concurrency", "2"],
-                               cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    base = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 300  # a loaded 2-core machine takes minutes to start serve
-    while True:
-        try:
-            with urllib.request.urlopen(base, timeout=2) as response:
-                if response.status == 200:
-                    break
-        except OSError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            break
-        time.sleep(0.3)
-    try:
-        if process.poll() is not None or time.monotonic() > deadline:
-            pytest.fail(f"serve did not come up:\n{(root / 'serve.log').read_text()[-4000:]}")
-        yield base
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGINT)
-            try:
-                process.wait(60)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    process, base, _ = start_serve(root, weights, {})
+    yield base
+    stop_serve(process)
 
 
 def test_compare_with_lc0_beside_sightlines_mcts(maia_site, browser):  # noqa: F811

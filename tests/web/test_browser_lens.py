@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.web.test_browser import browser, live_site, shot  # noqa: F401 (module fixtures)
+from tests.web.test_board_moves import submit
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -28,13 +29,7 @@ def test_lens_ablate_steer_step_and_share(live_site, browser):  # noqa: F811
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(live_site["base"])
-    page.fill("#id_pgn", GAME)
-    page.select_option("#id_network", "cf-tiny")
-    page.select_option("#id_search", "policy")
-    page.click("button[type=submit]")
-    page.wait_for_url("**/jobs/**")
-    page.wait_for_function("window.__sightline && window.__sightline.status.status === 'done'", timeout=120_000)
+    submit(page, live_site["base"], GAME)  # cf-tiny, policy search, until the analysis is done
     page.keyboard.press("Home")
     page.keyboard.press("ArrowRight")  # after 1. e4: Black to move
 

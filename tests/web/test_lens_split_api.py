@@ -10,25 +10,12 @@ import numpy as np
 import pytest
 import torch
 
+from tests.web.test_lens_api import GAME, job, sent  # noqa: F401 - fixtures: a cf-tiny job, the tasks sent
 from webapp.analyses.gameinput import parse_pgn
 from webapp.analyses.jobs import create_job
 from webapp.analyses.models import LensResult
 from webapp.analyses.tasks import compute_lens
 from webapp.networks.model_cache import models
-
-GAME = "1. e4 e5 2. Nf3 *"
-
-
-@pytest.fixture
-def sent(monkeypatch):
-    tasks = []
-    monkeypatch.setattr("workers.dispatch.send_task", lambda name, args, queue, task_id=None: tasks.append((name, args)))
-    return tasks
-
-
-@pytest.fixture
-def job(tiny_network):
-    return create_job(parse_pgn(GAME), tiny_network, "policy", 1, dispatch=False)
 
 
 def split_url(job, node, query=""):

@@ -14,30 +14,17 @@ import torch
 from analysis.checkpoint import load_evaluator
 from analysis.heads.sample import load_sample
 from analysis.lens import lens_for
+from tests.web.test_lens_api import GAME, job, sent  # noqa: F401 - fixtures: a cf-tiny job, the tasks sent
 from webapp.analyses.gameinput import board_for, parse_pgn
 from webapp.analyses.jobs import create_job
 from webapp.analyses.models import LensResult
 from webapp.analyses.neurons import MAX_POOL
 from webapp.analyses.tasks import compute_lens
 
-GAME = "1. e4 e5 2. Nf3 *"
 POOL = ["r1bq1rk1/ppp2ppp/2np1n2/2b1p3/2B1P3/2NP1N2/PPP2PPP/R1BQ1RK1 w - - 0 7",
         "8/8/4k3/8/2K5/8/3P4/8 b - - 0 50",
         "4r1k1/pp3ppp/8/3q4/8/1P3Q2/P4PPP/4R1K1 b - - 3 25",
         "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3"]  # mate: no legal move, skipped
-
-
-@pytest.fixture
-def sent(monkeypatch):
-    tasks = []
-    monkeypatch.setattr("workers.dispatch.send_task",
-                        lambda name, args, queue, task_id=None: tasks.append((name, args)))
-    return tasks
-
-
-@pytest.fixture
-def job(tiny_network):
-    return create_job(parse_pgn(GAME), tiny_network, "policy", 1, dispatch=False)
 
 
 @pytest.fixture(scope="module")
