@@ -126,6 +126,31 @@ def test_runs_resumes_measures_and_tabulates(tmp_path):
     assert code == 0 and cfg.doc.read_text() == "# Ablations\n\nintro\n\n" + doc.split("\n\n", 1)[1]
 
 
+def test_train_only_keeps_the_exports_and_a_lease_caps_only_longer_runs(tmp_path):
+    """A GPU machine trains (--train-only, all at once) and the measuring happens elsewhere with --no-train;
+    --max-wall-minutes shortens a run whose own limit is longer and leaves a shorter one alone."""
+    path = _ablation(tmp_path, _dataset(tmp_path / "data"))
+    cfg = load_ablation(path)
+    short = cfg.variants[1].config
+    short.write_text(short.read_text() + "max_wall_minutes = 0.5\n")
+    cfg = load_ablation(path)
+    argv = {job.label.split("/")[1]: job.argv for job in train_jobs(cfg, cap_minutes=2)}
+    assert argv["cf-absolute"][-2:] == ("--max-wall-minutes", "2") and "--max-wall-minutes" not in argv["cb-bc"]
+
+    code, out, err = _cli("ablation", "run", "--train-only", "--parallel", "2", str(path))
+    assert code == 0 and "every variant trained; exports in" in out, err
+    assert all((cfg.store / f"{v.name}.safetensors").exists() for v in cfg.variants)
+    assert not (cfg.store / "cf-absolute").exists() and not cfg.doc.exists()  # nothing measured or written
+    code, _, err = _cli("ablation", "run", "--no-train", "--train-only", str(path))
+    assert code == 2 and "leave nothing to do" in err
+    code, _, err = _cli("ablation", "run", "--parallel", "0", str(path))
+    assert code == 2 and "must be at least 1" in err
+    code, _, err = _cli("ablation", "run", "--max-wall-minutes", "-1", str(path))
+    assert code == 2 and "must be positive" in err
+    code, out, _ = _cli("ablation", "run", "--no-train", str(path))
+    assert code == 0 and (cfg.store / "cf-absolute" / "puzzles.json").exists() and cfg.doc.exists()
+
+
 def test_positions_without_action_values_stop_the_run_before_training(tmp_path):
     path = _ablation(tmp_path, _dataset(tmp_path / "data", multipv=False))
     code, _, err = _cli("ablation", "run", str(path))

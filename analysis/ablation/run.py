@@ -14,11 +14,15 @@ from analysis.ablation.training import check_same_positions, keep, train_jobs
 from analysis.eval.report import attach_metrics
 
 
-def run_ablations(ablations: Sequence[tuple[AblationConfig, str]], *, train: bool = True,
+def run_ablations(ablations: Sequence[tuple[AblationConfig, str]], *, train: bool = True, measure: bool = True,
+                  parallel: int | None = None, cap_minutes: float | None = None,
                   log: Callable[[str], None] = print) -> list[str]:
     """Everything still to do for every (ablation, its file): the trainings of all of them in one pool
     (so a core freed by one ablation's short runs takes the other's), then all measurements, then each
-    ablation's cards and table. Returns what is left unfinished (empty when all are done)."""
+    ablation's cards and table. Returns what is left unfinished (empty when all are done).
+
+    A lent GPU machine trains every variant at once (``parallel``) within its lease (``cap_minutes``) and
+    stops there (``measure=False``); a rerun with ``train=False`` measures the kept exports elsewhere."""
     for cfg, path in ablations:
         for data in {cfg.data, *(d for v in cfg.variants for d in v.train.datasets)}:
             if not data.exists():
@@ -28,10 +32,13 @@ def run_ablations(ablations: Sequence[tuple[AblationConfig, str]], *, train: boo
             coverage = check_same_positions(cfg)
             cfg.store.mkdir(parents=True, exist_ok=True)
             coverage_path(cfg).write_text(json.dumps(coverage, indent=2) + "\n")
-    parallel, threads = max(c.parallel for c, _ in ablations), max(c.threads for c, _ in ablations)
-    failed = run_jobs([j for c, _ in ablations for j in train_jobs(c)], parallel, threads, log) if train else []
+    parallel = parallel or max(c.parallel for c, _ in ablations)
+    threads = max(c.threads for c, _ in ablations)
+    failed = run_jobs([j for c, _ in ablations for j in train_jobs(c, cap_minutes)], parallel, threads, log) if train else []
     trained = [(c, v) for c, _ in ablations for v in c.variants if keep(c, v)]
     unfinished = [f"train {c.name}/{v.name}" for c, _ in ablations for v in c.variants if (c, v) not in trained]
+    if not measure:
+        return sorted(set(unfinished + failed))
     failed += run_jobs([job for c, v in trained for job in measure_jobs(c, v)], parallel, threads, log)
     for cfg, path in ablations:
         for v in cfg.variants:

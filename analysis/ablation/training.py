@@ -23,11 +23,20 @@ def stored(cfg: AblationConfig, variant: Variant) -> bool:
     return export_path(cfg, variant).exists() and history_path(cfg, variant).exists()
 
 
-def train_jobs(cfg: AblationConfig) -> list[Job]:
+def train_jobs(cfg: AblationConfig, cap_minutes: float | None = None) -> list[Job]:
     """A ``train`` command for every variant whose export is not stored yet and not finished in its run
-    directory (the trainer resumes from runs/<name>/state.pt)."""
-    return [Job(f"train {cfg.name}/{v.name}", ("train", "--config", str(v.config), "--quiet"))
-            for v in cfg.variants if not stored(cfg, v) and not v.train.export_path.exists()]
+    directory (the trainer resumes from runs/<name>/state.pt). ``cap_minutes`` shortens any run whose own
+    time limit is longer (a lent machine's lease): the run exports what it reached, and the table shows it."""
+    jobs = []
+    for v in cfg.variants:
+        if stored(cfg, v) or v.train.export_path.exists():
+            continue
+        argv = ["train", "--config", str(v.config), "--quiet"]
+        own = v.train.max_wall_minutes
+        if cap_minutes is not None and (own is None or cap_minutes < own):
+            argv += ["--max-wall-minutes", f"{cap_minutes:g}"]
+        jobs.append(Job(f"train {cfg.name}/{v.name}", tuple(argv)))
+    return jobs
 
 
 def keep(cfg: AblationConfig, variant: Variant) -> bool:
