@@ -41,7 +41,9 @@ def pct(x: float) -> str:
 def training_cell(s: Summary) -> str:
     p = s.provenance
     stopped = " (time limit)" if p.get("stopped_by_time_limit") else ""
-    return f"{p.get('steps', 0):,} steps x {p.get('batch_size', 0)}, {p.get('wall_seconds', 0) / 60:.1f} min{stopped}"
+    where = f" on {p['hardware']}" if p.get("hardware") else ""
+    return (f"{p.get('steps', 0):,} steps x {p.get('batch_size', 0)}, {p.get('wall_seconds', 0) / 60:.1f} min"
+            f"{where}{stopped}")
 
 
 def val_loss_cell(s: Summary) -> str:
