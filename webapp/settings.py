@@ -270,6 +270,8 @@ SIGHTLINE_ENGINE_NODES = int(os.environ.get("SIGHTLINE_ENGINE_NODES", "100000"))
 SIGHTLINE_ENGINE_SLACK_S = float(os.environ.get("SIGHTLINE_ENGINE_SLACK_S", "10"))
 # Where `serve` looks for shipped networks to register.
 SIGHTLINE_WEIGHTS_DIR = Path(os.environ.get("SIGHTLINE_WEIGHTS_DIR", BASE_DIR / "weights"))
+# The ablations whose variants (SIGHTLINE_WEIGHTS_DIR/ablations/<name>/) the networks page compares, one TOML each.
+SIGHTLINE_ABLATIONS_DIR = Path(os.environ.get("SIGHTLINE_ABLATIONS_DIR", BASE_DIR / "configs" / "ablations"))
 
 LOGGING = {
     "version": 1,

@@ -24,6 +24,7 @@ urlpatterns = [
     path("api/", include("webapp.api.urls")),
     path("networks/", network_views.network_list, name="networks"),
     path("networks/<slug:name>/", network_views.network_panel, name="network"),
+    path("networks/<slug:name>/weights", network_views.network_weights, name="network_weights"),
     path("networks/<slug:name>/heads/", heads_views.atlas_page, name="head_atlas"),
     path("networks/<slug:name>/heads/compute/", heads_views.compute_atlas, name="head_compute"),
     path("networks/<slug:name>/heads/explore/", explore.explore_head, name="head_explore"),

@@ -1,5 +1,6 @@
 """The networks page in Chromium, at 1400 px and on a 390 px phone: reached from the home page, one row
-per registered network, the very weak one marked, nothing sticking out of the phone's screen."""
+per registered network, the very weak one marked, the ablations' sections below, nothing sticking out of
+the phone's screen."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 
 import pytest
 
+from tests.web.test_ablation_networks import stores  # noqa: F401 - fixture: two ablations' stores
 from tests.web.test_browser import browser, shot  # noqa: F401 - fixture: Chromium
 from tests.web.test_networks_page import shipped_rows
 from tests.web.test_phone import PHONE, assert_fits
@@ -42,7 +44,7 @@ def test_networks_page_from_home_at_desktop_and_phone_width(site, browser):  # n
     assert "VERY WEAK" in page.inner_text("#id_network option[value=cb-cpu]")
     page.click("#compare-networks")
     page.wait_for_url("**/networks/")
-    names = page.eval_on_selector_all(".networks-table tbody tr", "rs => rs.map(r => r.id.slice(4))")
+    names = page.eval_on_selector_all("#networks .networks-table tbody tr", "rs => rs.map(r => r.id.slice(4))")
     assert sorted(names) == sorted(Network.objects.values_list("name", flat=True))
     assert page.is_visible("#net-cb-cpu .badge-untrained:text('very weak')")
     assert "default" in page.inner_text("#net-ag-cpu th")
@@ -99,3 +101,19 @@ def test_the_home_form_at_1400_px(site, browser):  # noqa: F811
     page.wait_for_function("() => /per position/.test(document.getElementById('estimate').textContent)")
     assert "no measurement yet" not in page.inner_text("#estimate")
     shot(page, "home-1400")
+
+
+def test_the_ablation_sections_at_desktop_and_phone_width(site, browser, stores):  # noqa: F811
+    """Each ablation's table below the main one, its very weak variant marked; nothing sticks out of a phone."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(site + "/networks/")
+    sections = page.eval_on_selector_all("section.ablation", "ss => ss.map(s => s.id)")
+    assert sections == ["ablation-cb-targets", "ablation-cf-position"]
+    rows = page.eval_on_selector_all("#ablation-cf-position tbody tr", "rs => rs.map(r => r.id)")
+    assert rows == [f"variant-cf-position-{v}" for v in ("shaw", "relative_bias", "absolute")]
+    assert page.is_visible("#variant-cf-position-relative_bias .badge-untrained:text('very weak')")
+    shot(page, "networks-ablations-1400")
+    phone = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True).new_page()
+    phone.goto(site + "/networks/#ablation-cf-position")
+    assert_fits(phone)
+    shot(phone, "networks-ablations-390")

@@ -35,6 +35,7 @@ from webapp.analyses.review import engine_legend
 from webapp.analyses.ownership import owner_only, owns, remember_owner, visible_jobs
 from webapp.analyses.searches import SEARCHES
 from webapp.analyses.variations import LineRefused, add_line
+from webapp.networks.ablations import picker_groups
 from webapp.networks.atlas import ready_atlas
 from webapp.networks.models import Network
 from webapp.networks.summary import network_brief
@@ -52,8 +53,10 @@ def _recent_jobs(request: HttpRequest):
 
 
 def _home_context(request: HttpRequest, form: AnalyseForm) -> dict:
-    return {"form": form, "networks": Network.objects.offered(), "searches": list(SEARCHES.values()),
-            "recent": _recent_jobs(request)}
+    """The form and its choices; the ablations' variants in their own groups after the shipped networks."""
+    networks, variant_groups = picker_groups(Network.objects.offered())
+    return {"form": form, "networks": networks, "variant_groups": variant_groups,
+            "searches": list(SEARCHES.values()), "recent": _recent_jobs(request)}
 
 
 @require_http_methods(["GET", "POST"])

@@ -6,11 +6,15 @@ import logging
 from pathlib import Path
 
 from django.conf import settings
+from django.core.files import File
 
+from analysis.checkpoint import CheckpointError
 from analysis.models import DEFAULT_FAMILY, get_family
+from webapp.networks.ablations import variant_files
 from webapp.networks.figures import default_rank
 from webapp.networks.models import Network
 from webapp.networks.registry import ensure_material_network, register_checkpoint
+from workers import dispatch
 
 log = logging.getLogger(__name__)
 
@@ -46,19 +50,73 @@ def register_shipped(weights_dir: Path | None = None, var_dir: Path | None = Non
     return registered + shipped
 
 
-def _retire_if_replaced(path: Path) -> None:
-    """A new version of a shipped file takes its name; the old row stays for its jobs, renamed and not offered.
+def _retire_if_replaced(path: Path, name: str | None = None) -> None:
+    """A new version of a shipped file takes its name (``name``, else the file's stem); the old row
+    stays for its jobs, renamed and not offered.
 
     Results are keyed by the network's checksum, so the old version's analyses keep their values.
     """
     from analysis.checkpoint import file_sha256
 
-    old = Network.objects.filter(name=path.stem).exclude(checksum=file_sha256(path)).first()
+    name = name or path.stem
+    old = Network.objects.filter(name=name).exclude(checksum=file_sha256(path)).first()
     if old is not None:
-        old.name = f"{path.stem}@{old.checksum[:12]}"
+        old.name = f"{name}@{old.checksum[:12]}"
         old.active = old.is_default = False
         old.save(update_fields=["name", "active", "is_default"])
         log.info("shipped %s changed: the previous version is kept as %s (not offered)", path.name, old.name)
+
+
+def register_variants(weights_dir: Path | None = None) -> list[Network]:
+    """Every ablation variant under ``weights_dir/ablations/`` as ``<ablation>-<variant>``, its card beside it.
+
+    Never a candidate for the default (``register_shipped`` ranks only the top-level files). A new file is
+    checked by a worker on the checks' queue, as an upload is (``sightline.check_variant``), so ``serve``'s
+    start pays its checksum and copy only, not its load, probe, value sanity run and timing (about 10 s a
+    network on the 2-core machine); a file already registered is not checked again. A file that cannot
+    be registered is logged and skipped: the site starts without it.
+    """
+    registered = []
+    for name, path in variant_files(weights_dir):
+        try:
+            registered.append(_register_variant(name, path))
+        except (OSError, CheckpointError) as exc:
+            log.warning("ablation variant %s (%s) not registered: %s", name, path, exc)
+    return registered
+
+
+def _register_variant(name: str, path: Path) -> Network:
+    """A new file: its row, "checking", with the site's copy of the file; a known one: its card refreshed.
+    A "checking" row (new, or left so by a start whose check never ran) gets its check queued."""
+    from analysis.checkpoint import file_sha256
+
+    checksum, card = file_sha256(path), _card_for(path)
+    network = Network.objects.filter(checksum=checksum).first()
+    if network is not None and network.name != name:
+        raise CheckpointError(f"the same file is already registered as {network.name!r}")
+    if network is None:
+        _retire_if_replaced(path, name)
+        network = Network(name=name, checksum=checksum, size_bytes=path.stat().st_size, kind=Network.Kind.CHECKPOINT,
+                          status=Network.Status.CHECKING, queue=Network.Queue.CPU, card=card or "")
+        with path.open("rb") as handle:
+            network.file.save(path.name, File(handle), save=False)
+        network.save()
+    elif card is not None and card != network.card:
+        network.card = card
+        network.save(update_fields=["card"])
+    if network.status == Network.Status.CHECKING:
+        _queue_check(network)
+    return network
+
+
+def _queue_check(network: Network) -> None:
+    """The variant's check for a worker; with the broker down it stays "checking" and the next start
+    queues it again."""
+    try:
+        dispatch.send_task("sightline.check_variant", [network.pk], queue=settings.SIGHTLINE_CHECK_QUEUE)
+    except dispatch.BrokerUnavailable:
+        log.warning("ablation variant %s: its check was not queued (the broker cannot be reached); the next "
+                    "start queues it again", network.name)
 
 
 def _stand_in(var_dir: Path) -> Network:

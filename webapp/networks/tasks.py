@@ -36,6 +36,15 @@ def check_network(network_id: int) -> str:
     return status
 
 
+@shared_task(name="sightline.check_variant", acks_late=True)
+def check_variant(network_id: int) -> str:
+    """An ablation variant registered by ``serve`` (``shipped.register_variants``), checked as an upload
+    is. Its head atlas is not queued: nine variants would hold the worker's slots for many minutes at
+    every new site; its atlas page computes it when asked, and the networks page shows the labels the
+    ablation's own atlas run stored."""
+    return check(network_id)
+
+
 @shared_task(name="sightline.compute_head_atlas", acks_late=True)
 def compute_head_atlas(network_id: int) -> str:
     """Score every attention head of a network over the position sample and store its atlas

@@ -100,9 +100,10 @@ class Command(BaseCommand):
                                process=redis_server.process, started_at=time.monotonic())
 
     def _register_networks(self) -> None:
-        """The shipped networks, each trained one's head atlas queued for the worker started next."""
+        """The shipped networks, each trained one's head atlas queued for the worker started next; then the
+        ablations' variants, each new one's check queued (``shipped.register_variants``)."""
         from webapp.networks.atlas import request_atlas
-        from webapp.networks.shipped import register_shipped
+        from webapp.networks.shipped import register_shipped, register_variants
 
         for network in register_shipped():
             network.refresh_from_db()
@@ -112,6 +113,8 @@ class Command(BaseCommand):
                 except BrokerUnavailable:  # an external Redis that is down: the atlas page offers it later
                     self._log(f"the head atlas of {network.name} was not queued: the broker cannot be reached")
             self.stdout.write(f"network: {network.display_label}" + ("  [default]" if network.is_default else ""))
+        for network in register_variants():  # checked by the worker; their atlases computed when asked
+            self.stdout.write(f"ablation variant: {network.name} ({network.get_status_display()})")
 
     def _log(self, message: str) -> None:
         self.stderr.write(message)
