@@ -141,7 +141,7 @@ def write_card(cfg: AblationConfig, s: Summary, config_path: str) -> Path:
              f"One variant of the ablation \"{cfg.title}\" (`{config_path}`, `docs/ablations.md`). Trained from "
              f"`{s.variant.config}`: family `{train.family}`, preset `{train.model}`"
              + "".join(f", {k} = {v}" for k, v in train.model_overrides.items())
-             + f", {p.get('parameters', 0):,} parameters; {training_cell(s)} on {p.get('hardware', 'unknown hardware')}"
+             + f", {p.get('parameters', 0):,} parameters; {training_cell(s)}"
              f" ({p.get('train_rows', 0):,} training samples in `{p.get('data')}`); final validation loss "
              f"{val_loss_cell(s)}.", "", "## Measured", ""]
     head, row = _header(cfg)[4:], _cells(cfg, s)[4:]
