@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from analysis.checkpoint import load_checkpoint  # noqa: E402
 from analysis.models.inference import TorchEvaluator  # noqa: E402
 
-SHIPPED = ["cf-small", "cb-cpu", "ag-cpu", "maia-1100", "giraffe"]
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def positions(n: int, seed: int = 0) -> list[chess.Board]:
@@ -69,7 +69,8 @@ def compare(path: Path, boards: list[chess.Board], device: str) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="+", default=[f"weights/{n}.safetensors" for n in SHIPPED])
+    parser.add_argument("--models", nargs="+", default=[str(p) for p in sorted((ROOT / "weights").glob("*.safetensors"))],
+                        help="checkpoints (default: every shipped network)")
     parser.add_argument("--positions", type=int, default=256)
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--out", default=None, help="also write the report here (JSON)")

@@ -87,7 +87,7 @@ def bench_network(path: Path, repeat: int, agreement_positions: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="+", default=["weights/cf-small.safetensors", "weights/cb-cpu.safetensors"])
+    parser.add_argument("--models", nargs="+", default=["weights/cf-small.safetensors", "weights/retired/cb-cpu.safetensors"])
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--agreement", type=int, default=32, help="positions for the Spearman figure")
     parser.add_argument("--atlas", type=int, default=0, help="causal atlas of the first model over N sample positions")

@@ -21,6 +21,13 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 
+def weights_file(name: str) -> Path:
+    """``weights/NAME.safetensors``, or the retired one of that name (``weights/retired/``: no longer
+    offered, kept for the figures measured on it and for tests that need its kind of network)."""
+    shipped = ROOT / "weights" / f"{name}.safetensors"
+    return shipped if shipped.exists() else ROOT / "weights" / "retired" / f"{name}.safetensors"
+
+
 def shipped_networks(family: str | None = None) -> list[Path]:
     """The checkpoints in ``weights/``, sorted; with ``family``, only that family's."""
     from analysis.checkpoint import read_header

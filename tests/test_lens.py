@@ -34,7 +34,7 @@ def _random(family: str, **config):
 
 NETWORKS = {
     "cf-small": lambda: load_evaluator(ROOT / "weights" / "cf-small.safetensors", device="cpu"),
-    "cb-cpu": lambda: load_evaluator(ROOT / "weights" / "cb-cpu.safetensors", device="cpu"),
+    "cb-cpu": lambda: load_evaluator(ROOT / "weights" / "retired" / "cb-cpu.safetensors", device="cpu"),
     "cf-shaw": lambda: _random("chessformer", layers=2, embed=32, heads=4, ffn=48, position="shaw",
                                value_channels=4, value_embed=8, reward_buckets=4),
     "cf-absolute": lambda: _random("chessformer", layers=2, embed=32, heads=4, ffn=48, position="absolute",

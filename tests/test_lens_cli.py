@@ -1,5 +1,5 @@
 """``python -m analysis lens``: the JSON contract outside checks read, on the shipped cf-small and
-cb-cpu, and bad input answered with exit status 2 and one line, nothing printed on stdout."""
+the retired cb-cpu (weights/retired/), and bad input answered with exit status 2 and one line, nothing printed on stdout."""
 
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ import pytest
 from analysis.checkpoint import load_evaluator, save_checkpoint
 from analysis.cli import main
 from analysis.models import get_family
-from tests.conftest import ROOT
+from tests.conftest import ROOT, weights_file
 
 FEN = "r3k2r/ppp2ppp/2n1bn2/3qp3/3P4/2N1BN2/PPP1QPPP/R3K2R b KQkq - 4 9"
 MODELS = {"cf-small": (6, 8), "cb-cpu": (4, 4)}
 
 
 def _path(name: str) -> str:
-    return str(ROOT / "weights" / f"{name}.safetensors")
+    return str(weights_file(name))
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))

@@ -122,7 +122,7 @@ def test_chessformer_units_on_real_squares():
 
 @pytest.fixture(scope="module")
 def chessbench():
-    model, meta = load_checkpoint(ROOT / "weights" / "cb-cpu.safetensors")  # action value: one row per legal move
+    model, meta = load_checkpoint(ROOT / "weights" / "retired" / "cb-cpu.safetensors")  # action value: one row per legal move
     return lens_for(model, meta.input_encoding)
 
 

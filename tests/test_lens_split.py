@@ -83,7 +83,7 @@ def test_families_without_a_position_term_say_why():
     assert lens.has("head") and "added to the tokens" in lens.why_not("split")
     with pytest.raises(ValueError, match="absolute positions"):
         lens.attention_split(lens.prepare(chess.Board()), 0)
-    chessbench = load_evaluator(ROOT / "weights" / "cb-cpu.safetensors", device="cpu")
+    chessbench = load_evaluator(ROOT / "weights" / "retired" / "cb-cpu.safetensors", device="cpu")
     assert "position embedding" in lens_for(chessbench.model, chessbench.encoding).why_not("split")
 
 

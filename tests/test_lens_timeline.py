@@ -1,5 +1,5 @@
 """The decision timeline read from an evaluator's own batched pass equals what ``python -m analysis
-lens`` says for each position (cf-small, cb-cpu, a synthetic lc0 attention net, ag-cpu, Maia); a family
+lens`` says for each position (cf-small, the retired cb-cpu, a synthetic lc0 attention net, ag-cpu, Maia); a family
 whose lens cannot read that pass (Giraffe), and a position with no move, say why."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from analysis.cli import main
 from analysis.lens.decisions import for_ply, move_ranks, settles
 from analysis.lens.timeline import TimelineRecorder, ranks_table
 from analysis.models.lc0.config import AttentionConfig
-from tests.conftest import ROOT
+from tests.conftest import ROOT, weights_file
 from tests.lc0_random_nets import write_net
 
 FENS = ["r3k2r/ppp2ppp/2n1bn2/3qp3/3P4/2N1BN2/PPP1QPPP/R3K2R b KQkq - 4 9",
@@ -51,7 +51,7 @@ def lc0_net(tmp_path_factory):
 
 @pytest.mark.parametrize("name", ["cf-small", "cb-cpu", "lc0-synth", "ag-cpu", "maia-1100"])
 def test_the_timeline_of_the_evaluation_pass_is_the_cli_logit_lens(capsys, name, request):
-    model = request.getfixturevalue("lc0_net") if name == "lc0-synth" else str(ROOT / "weights" / f"{name}.safetensors")
+    model = request.getfixturevalue("lc0_net") if name == "lc0-synth" else str(weights_file(name))
     boards = [chess.Board(fen) for fen in FENS]
     for board, timeline in zip(boards, _recorded(model, boards)):
         lens = _cli_lens(capsys, model, board.fen())
@@ -129,7 +129,7 @@ def test_one_point_of_many_positions_reads_as_the_full_heads(name, request):
     gives each position's logits as the full heads do, promotions (both colours) included, with
     the same ranks."""
     fixture = {"lc0-synth": "lc0_net", "lc0-canonical": "lc0_canonical_net"}.get(name)
-    model = request.getfixturevalue(fixture) if fixture else str(ROOT / "weights" / f"{name}.safetensors")
+    model = request.getfixturevalue(fixture) if fixture else str(weights_file(name))
     evaluator = load_evaluator(model, device="cpu")
     recorder = TimelineRecorder.for_model(evaluator.model, evaluator.encoding)
     adapter = recorder.adapter

@@ -211,7 +211,7 @@ def test_a_unit_without_squares_has_no_map():
 
 @pytest.mark.parametrize("name, kind, squares", [("cf-small", "mlp", True), ("giraffe", "mlp", False),
                                                  ("maia-1100", "channel", True), ("ag-cpu", "channel", True),
-                                                 ("cb-cpu", "mlp", True)])
+                                                 ("cb-sv", "mlp", True)])
 def test_which_units_have_activations_each_family_says(name, kind, squares):
     """The capabilities the site reads: the kinds with activations, or the family's reason."""
     from analysis.checkpoint import load_checkpoint
@@ -262,11 +262,11 @@ def test_a_chessbench_network_s_units_through_the_api(client, sent, db):
     from tests.conftest import ROOT
     from webapp.networks.registry import register_checkpoint
 
-    network = register_checkpoint(ROOT / "weights" / "cb-cpu.safetensors", "cb-cpu-test")
+    network = register_checkpoint(ROOT / "weights" / "retired" / "cb-cpu.safetensors", "cb-cpu-test")
     job = create_job(parse_pgn(GAME), network, "policy", 1, dispatch=False)
     about = client.get(f"/api/jobs/{job.id}/nodes/0/lens/").json()
     assert about["neurons"] == {"mlp": {"squares": True}} and "neurons" not in about["unavailable"]
-    model, meta = load_checkpoint(ROOT / "weights" / "cb-cpu.safetensors")
+    model, meta = load_checkpoint(ROOT / "weights" / "retired" / "cb-cpu.safetensors")
     adapter = lens_for(model, meta.input_encoding)
     _, body = ready(client, sent, url(job, 1, "neurons", "?layer=2&top=3"))
     truth = acts(adapter, board_for(job.nodes, 1), 2)
