@@ -13,6 +13,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import chess
+import pytest
 import pyarrow as pa
 import torch
 
@@ -187,16 +188,33 @@ def test_shipped_ablations_parse_and_share_one_dataset():
     assert len(datasets) == 1
 
 
-def test_position_variants_differ_only_in_position():
-    cfg = load_ablation(ROOT / "configs" / "ablations" / "cf-position.toml")
+GPU = ROOT / "configs" / "ablations" / "gpu"
+
+
+def test_gpu_ablations_are_the_same_comparisons_at_the_papers_smallest_presets():
+    """Ready for a lent GPU: the paper's smallest presets on the CPU ablations' dataset, stores apart."""
+    for small, big, preset in [("cf-position", "cf-position-6m", "cf-6m"), ("cb-targets", "cb-targets-9m", "cb-9m")]:
+        cpu, gpu = load_ablation(ROOT / "configs" / "ablations" / f"{small}.toml"), load_ablation(GPU / f"{big}.toml")
+        assert [v.name for v in gpu.variants] == [v.name for v in cpu.variants] and gpu.data == cpu.data
+        assert gpu.store.name == big and all(v.train.model == preset for v in gpu.variants)
+        assert [v.train.model_overrides for v in gpu.variants] == [v.train.model_overrides for v in cpu.variants]
+        assert len({v.train.out for v in [*gpu.variants, *cpu.variants]}) == 2 * len(cpu.variants)
+
+
+@pytest.mark.parametrize("path", [ROOT / "configs" / "ablations" / "cf-position.toml", GPU / "cf-position-6m.toml"],
+                         ids=["cpu", "gpu"])
+def test_position_variants_differ_only_in_position(path):
+    cfg = load_ablation(path)
     settings = [_settings(v) for v in cfg.variants]
     positions = [s.pop("model_overrides") for s in settings]
     assert positions == [{"position": p} for p in ("shaw", "relative_bias", "absolute")]
     assert all(s == settings[0] for s in settings) and settings[0]["schedule"] == "steps"
 
 
-def test_target_variants_differ_only_in_head_and_budget():
-    cfg = load_ablation(ROOT / "configs" / "ablations" / "cb-targets.toml")
+@pytest.mark.parametrize("path", [ROOT / "configs" / "ablations" / "cb-targets.toml", GPU / "cb-targets-9m.toml"],
+                         ids=["cpu", "gpu"])
+def test_target_variants_differ_only_in_head_and_budget(path):
+    cfg = load_ablation(path)
     assert cfg.same_positions
     budgets: dict[str, list[dict]] = {}
     for v in cfg.variants:
