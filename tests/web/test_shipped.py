@@ -64,6 +64,23 @@ def test_a_new_version_of_a_shipped_file_takes_its_name_and_the_old_one_is_kept(
     assert Network.objects.filter(name__startswith="cf-small").count() == 2
 
 
+def test_a_network_moved_to_retired_is_no_longer_offered(tmp_path, tiny_checkpoint):
+    weights = tmp_path / "weights"
+    weights.mkdir()
+    torch.manual_seed(1)
+    save_checkpoint(weights / "old-net.safetensors", Chessformer(PRESETS["cf-tiny"]), trained=True,
+                    provenance={"source": "test"})
+    shutil.copy(tiny_checkpoint, weights / "cf-tiny.safetensors")
+    register_shipped(weights, tmp_path / "var")
+    assert Network.objects.get(name="old-net").active and Network.objects.get(name="old-net").is_default
+    (weights / "retired").mkdir()
+    (weights / "old-net.safetensors").rename(weights / "retired" / "old-net.safetensors")
+    register_shipped(weights, tmp_path / "var")  # the next start
+    old = Network.objects.get(name="old-net")
+    assert not old.active and not old.is_default and Network.objects.get(is_default=True).name != "old-net"
+    assert Network.objects.get(name="cf-tiny").active
+
+
 def test_the_weights_readme_is_the_card_when_no_own_card(tmp_path, tiny_checkpoint):
     weights = tmp_path / "weights"
     weights.mkdir()

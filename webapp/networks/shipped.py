@@ -39,6 +39,7 @@ def register_shipped(weights_dir: Path | None = None, var_dir: Path | None = Non
     for path in sorted(weights_dir.glob("*.safetensors")):
         _retire_if_replaced(path)
         shipped.append(register_checkpoint(path, path.stem, card=_card_for(path)))
+    _stop_offering_retired(weights_dir)
     trained = [n for n in shipped if n.trained]
     if trained:  # the stand-in, registered by an earlier start, is no longer offered
         Network.objects.filter(name=STAND_IN_NAME).update(active=False, is_default=False)
@@ -48,6 +49,14 @@ def register_shipped(weights_dir: Path | None = None, var_dir: Path | None = Non
     Network.objects.exclude(pk=default.pk).update(is_default=False)
     Network.objects.filter(pk=default.pk).update(is_default=True)
     return registered + shipped
+
+
+def _stop_offering_retired(weights_dir: Path) -> None:
+    """A network moved to ``weights/retired/`` (cb-cpu, replaced by cb-sv) is no longer offered; its row
+    stays for the jobs that ran on it."""
+    retired = [p.stem for p in (weights_dir / "retired").glob("*.safetensors")]
+    if Network.objects.filter(name__in=retired, active=True).update(active=False, is_default=False):
+        log.info("retired networks no longer offered: %s", ", ".join(sorted(retired)))
 
 
 def _retire_if_replaced(path: Path, name: str | None = None) -> None:
