@@ -229,3 +229,18 @@ def test_target_variants_differ_only_in_head_and_budget(path):
     budget_keys = {"steps", "max_wall_minutes", "schedule", "lr_steps", "swa_start", "warmup_steps"}
     assert {k: v for k, v in compute[0].items() if k not in budget_keys} == \
            {k: v for k, v in samples[0].items() if k not in budget_keys}
+
+
+def test_the_training_cell_names_both_stages_of_a_continued_run():
+    """A variant cut short by a lease and continued from its export shows both stages and their hardware."""
+    from analysis.ablation.summary import Summary, training_cell
+
+    cfg = load_ablation(ROOT / "configs" / "ablations" / "cb-targets.toml")
+    one = {"steps": 4340, "batch_size": 256, "wall_seconds": 330.6, "hardware": "1 x NVIDIA H100 80GB HBM3",
+           "stopped_by_time_limit": True}
+    assert training_cell(Summary(cfg.variants[0], one, {}, {})) == \
+        "4,340 steps x 256, 5.5 min on 1 x NVIDIA H100 80GB HBM3 (time limit)"
+    two = {"steps": 7660, "batch_size": 256, "wall_seconds": 3000, "hardware": "CPU (x86_64, 2 threads)",
+           "init_from": {"steps": 4340, "hardware": "1 x NVIDIA H100 80GB HBM3"}}
+    assert training_cell(Summary(cfg.variants[0], two, {}, {})) == \
+        "4,340 steps on 1 x NVIDIA H100 80GB HBM3, then 7,660 steps x 256, 50.0 min on CPU (x86_64, 2 threads)"

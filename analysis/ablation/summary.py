@@ -42,7 +42,12 @@ def training_cell(s: Summary) -> str:
     p = s.provenance
     stopped = " (time limit)" if p.get("stopped_by_time_limit") else ""
     where = f" on {p['hardware']}" if p.get("hardware") else ""
-    return (f"{p.get('steps', 0):,} steps x {p.get('batch_size', 0)}, {p.get('wall_seconds', 0) / 60:.1f} min"
+    earlier = p.get("init_from") or {}
+    before = ""
+    if earlier.get("steps"):  # a run continued from an earlier one's export (a lease's cap cut it short)
+        on = f" on {earlier['hardware']}" if earlier.get("hardware") else ""
+        before = f"{earlier['steps']:,} steps{on}, then "
+    return (f"{before}{p.get('steps', 0):,} steps x {p.get('batch_size', 0)}, {p.get('wall_seconds', 0) / 60:.1f} min"
             f"{where}{stopped}")
 
 

@@ -116,7 +116,7 @@ def _initialise_from(model: torch.nn.Module, path: Path) -> dict:
     model.load_state_dict(source.state_dict())
     earlier = meta.provenance or {}
     return {"path": str(path), "trained": meta.trained, "steps": earlier.get("steps"),
-            "wall_seconds": earlier.get("wall_seconds"), "data": earlier.get("data"),
+            "wall_seconds": earlier.get("wall_seconds"), "hardware": earlier.get("hardware"), "data": earlier.get("data"),
             "init_from": earlier.get("init_from"), "config": asdict(source.config),
             **({"selfplay": earlier["selfplay"]} if "selfplay" in earlier else {}),
             **({"board_sizes": earlier["board_sizes"]} if "board_sizes" in earlier else {})}
