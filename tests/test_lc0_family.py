@@ -195,6 +195,11 @@ def test_attaching_metrics_keeps_float16_weights_as_stored(tmp_path):
     meta, tensors = read_header(path)
     assert {name: dtype for name, (dtype, _) in tensors.items()} == before and set(before.values()) == {"F16"}
     assert meta.metrics["puzzles_policy"]["solved"] == 1 and meta.provenance["storage"] == "float16"
+    written = path.read_bytes()
+    path.touch()
+    stamp = path.stat().st_mtime_ns
+    attach_metrics(path, {"puzzles_policy": {"accuracy": 0.5, "solved": 1, "total": 2}})  # nothing new
+    assert path.read_bytes() == written and path.stat().st_mtime_ns == stamp  # not rewritten
     with pytest.raises(CheckpointError):
         attach_metrics(require_shared_data(SE), {"x": {}})  # a .pb.gz is not rewritten
 

@@ -17,10 +17,14 @@ OPTIONAL = {"probability"}
 
 def attach_metrics(path: Path, metrics: dict) -> dict:
     """Merge ``metrics`` into the checkpoint's metadata (weights untouched, float16 ones stay float16);
-    returns the merged dict."""
-    read_header(path)  # a checkpoint file, not a network another program wrote
+    returns the merged dict. A file that already holds them is left as it is (a rerun of
+    ``ablation run`` must not rewrite every shipped variant's bytes)."""
+    header = read_header(path)[0]  # a checkpoint file, not a network another program wrote
+    merged = {**header.metrics, **metrics}
+    if merged == header.metrics:
+        return merged
     _, meta = load_checkpoint(path)  # the whole file is checked before it is rewritten
-    meta.metrics = {**meta.metrics, **metrics}
+    meta.metrics = merged
     rewrite_metadata(path, meta)
     return meta.metrics
 
