@@ -102,7 +102,7 @@ def atlas_cells(s: Summary) -> tuple[str, str] | None:
 
 def _most_important(r: dict) -> str:
     importance = r.get("importance") or {}
-    key, what = ("kl", "KL") if importance.get("kl") is not None else ("score", "|d score|")
+    key, what = ("kl", "KL") if importance.get("kl") is not None else ("score", "abs. d score")
     grid = importance.get(key)
     if grid is None:
         return "not computed"
