@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from analysis.checkpoint import read_header
-from analysis.models.chessbench.config import ACTION_VALUE
+from analysis.models.chessbench.config import ACTION_VALUE, STATE_VALUE
 from tests.conftest import shipped_networks
 from tests.shipped_cards import assert_card_reports_the_attached_figures, assert_measured_by_the_issues_rules
 
@@ -27,7 +27,7 @@ def test_a_trained_chessbench_network_ships():
 def test_chessbench_provenance(path):
     meta = read_header(path)[0]
     assert meta.trained and path.stat().st_size < 5_000_000
-    assert meta.config["head"] == ACTION_VALUE
+    assert meta.config["head"] in (ACTION_VALUE, STATE_VALUE)  # the card's agent plays by value
     assert meta.provenance["data"] and meta.provenance["steps"] > 0
 
 
