@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 import time
 from pathlib import Path
@@ -25,22 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from analysis.checkpoint import load_checkpoint  # noqa: E402
 from analysis.models.inference import TorchEvaluator  # noqa: E402
+from bench.inference import random_boards  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def positions(n: int, seed: int = 0) -> list[chess.Board]:
-    rng, out = random.Random(seed), []
-    while len(out) < n:
-        board = chess.Board()
-        for _ in range(rng.randrange(4, 60)):
-            moves = list(board.legal_moves)
-            if not moves:
-                break
-            board.push(rng.choice(moves))
-        if not board.is_game_over():
-            out.append(board)
-    return out
 
 
 def _tvd(a: dict, b: dict) -> float:
@@ -78,7 +64,7 @@ def main() -> int:
     if not torch.cuda.is_available():
         print("no CUDA device: this bench compares a GPU against the CPU", file=sys.stderr)
         return 2
-    boards = positions(args.positions)
+    boards = random_boards(args.positions)
     report = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "nets": {}}
     for model in map(Path, args.models):
         try:
