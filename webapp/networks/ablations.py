@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 
 from django.conf import settings
@@ -52,16 +53,35 @@ def variant_files(weights_dir: Path | None = None) -> list[tuple[str, Path]]:
 
 def load_ablations() -> list[AblationConfig]:
     """Every ``*.toml`` of ``SIGHTLINE_ABLATIONS_DIR`` (by file name), its store moved under the site's
-    weights folder; an unreadable one is logged and left out."""
+    weights folder; an unreadable one is logged and left out. Parsed again only when a TOML under that
+    folder changes (the home page asks on every request)."""
+    directory = Path(settings.SIGHTLINE_ABLATIONS_DIR)
+    return list(_parsed(directory, Path(settings.SIGHTLINE_WEIGHTS_DIR), _stamp(directory)))
+
+
+def _stamp(directory: Path) -> tuple:
+    """The TOMLs under ``directory`` (the ablations and their variants' configs) with their sizes and times."""
+    found = []
+    for path in sorted(directory.rglob("*.toml")):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        found.append((str(path), stat.st_size, stat.st_mtime_ns))
+    return tuple(found)
+
+
+@lru_cache(maxsize=4)
+def _parsed(directory: Path, weights_dir: Path, stamp: tuple) -> tuple[AblationConfig, ...]:
     configs = []
-    for path in sorted(Path(settings.SIGHTLINE_ABLATIONS_DIR).glob("*.toml")):
+    for path in sorted(directory.glob("*.toml")):
         try:
             cfg = load_ablation(path)
         except (OSError, ValueError) as exc:
             log.warning("ablation config %s cannot be read: %s", path, exc)
             continue
-        configs.append(replace(cfg, store=Path(settings.SIGHTLINE_WEIGHTS_DIR) / "ablations" / cfg.name))
-    return configs
+        configs.append(replace(cfg, store=weights_dir / "ablations" / cfg.name))
+    return tuple(configs)
 
 
 def variant_groups(configs: list[AblationConfig] | None = None) -> dict[str, str]:
