@@ -4,7 +4,7 @@
 import { squareIndex } from "./board.js";
 import { ENGINE_COLOUR, fmtNum, fmtPawns, fmtPct, mateInLine, moveLabel, nagText, scoreToCentipawns, whiteToMove } from "./format.js";
 import { judgementTitle, markWords } from "./moves.js";
-import { engineFigure } from "./results.js";
+import { engineEffort, engineFigure } from "./results.js";
 
 const MAX_ARROWS = 5, ARROW_MIN = 0.04; // as webapp/analyses/boardsvg.py
 const POLICY_ROWS = 8, ROOT_ROWS = 8;
@@ -99,7 +99,7 @@ export class PositionPanel {
       `<span id="engine-win">${pct1(e.win / 100)}</span> for White <span class="muted small">(win %)</span>` +
       (node.outcome ? "" : ` · best <span id="engine-best">${e.best_san || e.best || "–"}</span>`) + "</div>" +
       (line ? `<div class="pv engine-pv"><b>line</b> ${line}</div>` : "") +
-      `<div class="muted small">${fmtNum(e.nodes || 0)} nodes${e.depth ? ` · depth ${e.depth}` : ""}</div>`;
+      `<div class="muted small">${engineEffort(e, node.outcome)}</div>`;
   }
 
   // The likeliest moves as bars (a click plays one); with an action-value head, each move's

@@ -2,7 +2,7 @@
 // network_judgement}, merged from the
 // page's JSON and the websocket messages (duplicates are harmless). Every value is White's: the
 // server converts them (webapp/analyses/messages.py), and nothing here turns one round.
-import { fmtPawns, mateInLine, scoreToCentipawns, whiteToMove } from "./format.js";
+import { fmtNum, fmtPawns, mateInLine, scoreToCentipawns, whiteToMove } from "./format.js";
 
 // The rules' result where the game is over on the board: White's expected score and WDL.
 const RESULT_SCORE = { "1-0": 1, "0-1": 0, "1/2-1/2": 0.5 };
@@ -15,6 +15,13 @@ export function engineFigure(engine, outcome = null) {
   if (outcome) return outcome.result === "1/2-1/2" ? "½-½" : outcome.result;
   if (engine.mate) return `#${engine.mate}`;
   return engine.cp == null ? null : fmtPawns(engine.cp);
+}
+
+// What the engine spent on a value: its nodes and depth, or, where the game is over, that the rules
+// gave the result and nothing was searched (not "0 nodes").
+export function engineEffort(engine, outcome = null) {
+  if (outcome) return "the game is over: the rules' result, no search";
+  return `${fmtNum(engine?.nodes || 0)} nodes${engine?.depth ? ` · depth ${engine.depth}` : ""}`;
 }
 
 export class Results extends Map {

@@ -112,6 +112,16 @@ def test_the_engines_figure_is_pawns_or_a_mate(engine, outcome, text):
     assert run_module(imports("results.js", "engineFigure") + f"console.log(JSON.stringify({call}));") == text
 
 
+@pytest.mark.parametrize("engine, outcome, text", [
+    ({"nodes": 100009, "depth": 15}, None, "100k nodes · depth 15"),
+    ({"nodes": 1000}, None, "1000 nodes"),
+    ({"nodes": 0, "cp": None, "mate": 0}, {"result": "1-0"}, "the game is over: the rules' result, no search"),
+])
+def test_the_engines_effort_is_its_nodes_or_that_the_game_is_over(engine, outcome, text):
+    call = f"engineEffort({json.dumps(engine)}, {json.dumps(outcome)})"
+    assert run_module(imports("results.js", "engineEffort") + f"console.log(JSON.stringify({call}));") == text
+
+
 def test_the_networks_line_smoothed_over_two_plies_cancels_a_side_to_move_bias():
     # A network that adds 0.1 for the side to move: White's score swings 0.6, 0.4, 0.6, ... about 0.5.
     got = run_module(imports("graph.js", "smoothTwoPlies") +
