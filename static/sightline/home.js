@@ -51,6 +51,20 @@ export function countPositions(pgn) {
   return moves.length + 1;
 }
 
+// The form's sentence: the network's cost per position, Stockfish's beside it (the engine lane runs on
+// its own thread, so the two are given apart, not added), and both for the pasted game.
+export function estimateText(body, positions) {
+  const net = body.seconds_per_position, engine = body.engine, game = positions === 1 ? "1 position" : `${positions} positions`;
+  const parts = [net == null ? `Network: ${body.basis}` : `About ${fmtDuration(net)} per position (${body.basis})`];
+  if (engine) parts.push(engine.seconds_per_position == null ? `Stockfish beside it: ${engine.basis}`
+    : `Stockfish beside it, about ${fmtDuration(engine.seconds_per_position)} per position (${engine.basis})`);
+  const totals = [net == null ? null : `${fmtDuration(positions * net)} for the network`,
+    engine?.seconds_per_position == null ? null : `${fmtDuration(positions * engine.seconds_per_position)} for Stockfish`]
+    .filter(Boolean);
+  if (positions && totals.length) parts.push(`this game: ${game}, about ${totals.join(" and ")}`);
+  return parts.join("; ") + ".";
+}
+
 export function wireEstimate(form) {
   const out = form?.querySelector("#estimate");
   if (!out) return;
@@ -58,16 +72,14 @@ export function wireEstimate(form) {
   const update = async () => {
     const ask = ++asked, search = form.querySelector("#id_search").value;
     const params = new URLSearchParams({ network: form.querySelector("#id_network").value, search,
-                                         budget: form.querySelector("#id_budget").value || "1" });
+                                         budget: form.querySelector("#id_budget").value || "1",
+                                         engine_nodes: form.querySelector("#id_engine_nodes")?.value ?? "" });
     const res = await fetch(`${out.dataset.url}?${params}`, { headers: { Accept: "application/json" } });
     const body = await res.json();
     if (ask !== asked) return; // a newer choice is on its way
     if (!res.ok) { out.textContent = body.error; return; }
-    if (body.seconds_per_position == null) { out.textContent = `Cost: ${body.basis}.`; return; }
     const fen = form.querySelector("#id_fen").value.trim(), pgn = form.querySelector("#id_pgn").value;
-    const positions = fen ? 1 : pgn.trim() ? countPositions(pgn) : 0;
-    out.textContent = `About ${fmtDuration(body.seconds_per_position)} per position (${body.basis})` +
-      (positions ? `; this game: ${positions} position${positions === 1 ? "" : "s"}, about ${fmtDuration(positions * body.seconds_per_position)}.` : ".");
+    out.textContent = estimateText(body, fen ? 1 : pgn.trim() ? countPositions(pgn) : 0);
   };
   const soon = () => { clearTimeout(timer); timer = setTimeout(update, 250); };
   form.addEventListener("change", soon);

@@ -122,6 +122,22 @@ def test_the_engines_effort_is_its_nodes_or_that_the_game_is_over(engine, outcom
     assert run_module(imports("results.js", "engineEffort") + f"console.log(JSON.stringify({call}));") == text
 
 
+@pytest.mark.parametrize("body, positions, text", [
+    ({"seconds_per_position": 0.5, "basis": "measured", "engine": None}, 41,
+     "About 500 ms per position (measured); this game: 41 positions, about 21 s for the network."),
+    ({"seconds_per_position": 0.5, "basis": "measured", "engine": {"seconds_per_position": 0.4, "basis": "timed"}}, 41,
+     "About 500 ms per position (measured); Stockfish beside it, about 400 ms per position (timed); "
+     "this game: 41 positions, about 21 s for the network and 16 s for Stockfish."),
+    ({"seconds_per_position": 0.5, "basis": "measured", "engine": {"seconds_per_position": None, "basis": "not timed"}}, 1,
+     "About 500 ms per position (measured); Stockfish beside it: not timed; this game: 1 position, about 500 ms for the network."),
+    ({"seconds_per_position": None, "basis": "no measurement yet", "engine": {"seconds_per_position": 0.4, "basis": "timed"}}, 0,
+     "Network: no measurement yet; Stockfish beside it, about 400 ms per position (timed)."),
+])
+def test_the_home_forms_estimate_gives_stockfishs_share_beside_the_networks(body, positions, text):
+    call = f"estimateText({json.dumps(body)}, {positions})"
+    assert run_module(imports("home.js", "estimateText") + f"console.log(JSON.stringify({call}));") == text
+
+
 def test_the_networks_line_smoothed_over_two_plies_cancels_a_side_to_move_bias():
     # A network that adds 0.1 for the side to move: White's score swings 0.6, 0.4, 0.6, ... about 0.5.
     got = run_module(imports("graph.js", "smoothTwoPlies") +

@@ -7,6 +7,7 @@ median time per search node at the search's other budgets, times this budget's n
 that, the network's measured forward pass per position times the nodes (rough: a search
 evaluates positions one batch at a time); failing that, the forward pass timed when the site
 registered the network (``networks.timing``). With nothing measured for the network it says so.
+Stockfish's share (``engine_estimate``) is worked out the same way from the engine lane's stored values.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import asdict, dataclass
 
+from webapp.analyses.engine_lane import engine_checksum, engine_settings_key
 from webapp.analyses.models import EVAL_SETTINGS_KEY, PositionResult, search_settings_key
 from webapp.analyses.searches import SEARCHES
 from analysis.evaluator import MaterialEvaluator
@@ -60,6 +62,26 @@ def estimate(network: Network, search: str, budget: int) -> CostEstimate:
         return CostEstimate(timed * nodes / 1000.0, "rough: its forward pass timed when this site registered it, "
                                                     "times the search's nodes (no analysis with it yet)")
     return CostEstimate(None, f"no measurement yet for {network.name} on this site")
+
+
+def engine_estimate(nodes: int) -> CostEstimate | None:
+    """Stockfish's share beside the network (the engine lane, on its own thread): the median of its
+    values at this budget on this site, else its time per node at other budgets times these nodes;
+    None when the engine is off (0 nodes)."""
+    if nodes <= 0:
+        return None
+    rows = PositionResult.objects.filter(network_checksum__startswith=engine_checksum(""), compute_ms__gt=0)
+    exact = list(rows.filter(settings_key=engine_settings_key(nodes)).order_by("-created_at")
+                 .values_list("compute_ms", flat=True)[:SAMPLE])
+    if exact:
+        return CostEstimate(statistics.median(exact) / 1000.0,
+                            f"measured: the median of {len(exact)} engine values like it on this site")
+    others = rows.filter(settings_key__startswith="nodes:").order_by("-created_at").values_list("settings_key", "compute_ms")
+    per_node = [ms / int(key.split(":")[1]) for key, ms in others[:SAMPLE] if key.split(":")[1].isdigit()]
+    if per_node:
+        return CostEstimate(statistics.median(per_node) * nodes / 1000.0,
+                            f"scaled from {len(per_node)} engine values at other budgets on this site")
+    return CostEstimate(None, "Stockfish not timed on this site yet")
 
 
 def _registration_ms(network: Network) -> float | None:

@@ -16,9 +16,11 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from analysis.evaluator import WIN_PERCENT_SLOPE
+from analysis.reference_engine import MAX_NODES as ENGINE_MAX_NODES
+from analysis.reference_engine import MIN_NODES as ENGINE_MIN_NODES
 from webapp.analyses.attention import layer_payload
 from webapp.analyses.attention_limits import refuse_new_computation
-from webapp.analyses.estimates import estimate
+from webapp.analyses.estimates import engine_estimate, estimate
 from webapp.analyses.forms import PGN_LIMITS, AnalyseForm
 from webapp.analyses.jobs import cancel_job, create_job, get_job_or_404
 from webapp.analyses.judgements import legend as judgement_legend
@@ -86,7 +88,9 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def cost_estimate(request: HttpRequest) -> JsonResponse:
-    """``?network=&search=&budget=`` -> {"seconds_per_position", "basis"} for the home form."""
+    """``?network=&search=&budget=&engine_nodes=`` -> {"seconds_per_position", "basis", "engine"} for the home
+    form; "engine" is Stockfish's share beside the network (null when ``engine_nodes`` is 0; blank: the
+    site's default budget)."""
     name, search, budget = (request.GET.get(k, "") for k in ("network", "search", "budget"))
     network = Network.objects.offered().filter(name=name).first()
     if network is None:
@@ -100,7 +104,13 @@ def cost_estimate(request: HttpRequest) -> JsonResponse:
     if not budget.isdigit() or not spec.budget_min <= int(budget) <= spec.budget_max:
         return JsonResponse({"error": f"budget must be a whole number from {spec.budget_min} to {spec.budget_max}."},
                             status=400)
-    return JsonResponse(estimate(network, search, int(budget)).as_dict())
+    engine_nodes = request.GET.get("engine_nodes", "").strip() or str(settings.SIGHTLINE_ENGINE_NODES)
+    if not engine_nodes.isdigit() or not (int(engine_nodes) == 0 or ENGINE_MIN_NODES <= int(engine_nodes) <= ENGINE_MAX_NODES):
+        return JsonResponse({"error": f"engine_nodes must be 0 (no engine) or a whole number from {ENGINE_MIN_NODES:,} "
+                                      f"to {ENGINE_MAX_NODES:,}."}, status=400)
+    engine = engine_estimate(int(engine_nodes))
+    return JsonResponse({**estimate(network, search, int(budget)).as_dict(),
+                         "engine": engine.as_dict() if engine else None})
 
 
 @require_GET
