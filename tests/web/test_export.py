@@ -126,6 +126,17 @@ def test_board_svg_has_the_arrows(client, material_network):
     assert bad.status_code == 400 and "flip" in bad.json()["error"]
 
 
+def test_board_svg_draws_the_engines_best_move_in_the_pages_colour():
+    from webapp.analyses.boardsvg import BEST_COLOUR, ENGINE_COLOUR, arrows
+
+    results = {"eval": {"policy": [["e7e5", 0.5], ["c7c5", 0.03]]}, "search": {"bestmove": "e7e5"},
+               "engine": {"best": "c7c5", "cp": 20}}
+    drawn = [(chess.square_name(a.tail), chess.square_name(a.head), a.color) for a in arrows(results)]
+    assert drawn[1:] == [("e7", "e5", BEST_COLOUR), ("c7", "c5", ENGINE_COLOUR)]
+    assert len(drawn) == 3  # c7c5 is under the policy arrows' 4% floor, so only the engine draws it
+    assert [a.color for a in arrows({"engine": {"best": None, "mate": 0}})] == []  # the game is over
+
+
 def _walk(game):
     stack = [game]
     while stack:

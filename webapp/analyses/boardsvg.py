@@ -1,7 +1,8 @@
 """A position of a job as an SVG picture: python-chess's board with the page's arrows.
 
-The arrows are those the game page draws: the network's likeliest moves (green) and the
-search's best move (blue), with the move that led here highlighted. PNG is not offered:
+The arrows are those the game page draws: the network's likeliest moves (green), the
+search's best move (blue) and the reference engine's (violet), with the move that led here
+highlighted. PNG is not offered:
 no well-kept library on the site's machines renders SVG to PNG without a system library
 (cairosvg needs libcairo), and every browser and editor opens SVG.
 """
@@ -19,15 +20,18 @@ from webapp.analyses.gameinput import board_for
 
 MAX_ARROWS, ARROW_MIN = 5, 0.04  # as static/sightline/position.js
 POLICY_COLOUR, BEST_COLOUR = "#15781b80", "#1d4ed8cc"
+ENGINE_COLOUR = "#7c3aedcc"  # static/sightline/format.js ENGINE_COLOUR at the page's 0.8 opacity
 
 
 def arrows(results: dict) -> list[chess.svg.Arrow]:
-    """Policy arrows (probability at least ``ARROW_MIN``, at most ``MAX_ARROWS``), then the best move."""
+    """Policy arrows (probability at least ``ARROW_MIN``, at most ``MAX_ARROWS``), then the search's best
+    move, then the engine's (none where the game is over)."""
     policy = (results.get("eval") or {}).get("policy") or []
     out = [_arrow(uci, POLICY_COLOUR) for uci, p, *_ in policy[:MAX_ARROWS] if p >= ARROW_MIN]
-    best = (results.get("search") or {}).get("bestmove")
-    if best:
-        out.append(_arrow(best, BEST_COLOUR))
+    for best, colour in (((results.get("search") or {}).get("bestmove"), BEST_COLOUR),
+                         ((results.get("engine") or {}).get("best"), ENGINE_COLOUR)):
+        if best:
+            out.append(_arrow(best, colour))
     return out
 
 
