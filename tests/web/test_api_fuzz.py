@@ -137,6 +137,7 @@ def test_the_schema_is_served(client):
     assert operations == {("/api/", "get"), ("/api/jobs/", "post"), ("/api/networks/", "get"),
                           ("/api/jobs/{job_id}/", "get"), ("/api/jobs/{job_id}/nodes/{node_id}/", "get"),
                           ("/api/jobs/{job_id}/nodes/{node_id}/attention/", "get"),
+                          ("/api/jobs/{job_id}/nodes/{node_id}/lc0/", "get"),
                           ("/api/jobs/{job_id}/nodes/{node_id}/lens/", "get"),
                           ("/api/jobs/{job_id}/nodes/{node_id}/lens/logit/", "get"),
                           ("/api/jobs/{job_id}/nodes/{node_id}/lens/ablate/", "get"),

@@ -95,6 +95,18 @@ def test_lc0_and_sightline_search_the_same_position_with_the_same_nodes(client, 
     assert client.get(url(job, 1, "?nodes=70")).status_code == 202 and len(sent) == 1  # other nodes: new work
 
 
+def test_the_api_answers_as_the_panel_does(client, job, sent, lc0_installed):
+    api = f"/api/jobs/{job.id}/nodes/1/lc0/?nodes=60"
+    assert client.get(api).json() == {"status": "pending", "poll": api}
+    assert run_sent(sent) == ["ready"]
+    answer = client.get(api)
+    assert answer.status_code == 200 and answer.json() == client.get(url(job, 1, "?nodes=60")).json()
+    assert set(answer.json()) == {"network", "node", "nodes", "lc0", "sightline", "visit_distance"}  # the schema's
+    refused = client.get(f"/api/jobs/{job.id}/nodes/0/lc0/?nodes=5")
+    assert refused.status_code == 400 and "nodes must be" in refused.json()["error"] and not sent
+    assert client.get(f"/api/jobs/{job.id}/nodes/42/lc0/").status_code == 404
+
+
 @pytest.mark.parametrize("node, query, status, words", [
     (42, "", 404, "no position 42"),
     (0, "?nodes=lots", 400, "nodes must be a whole number from 10 to 5000"),

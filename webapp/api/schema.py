@@ -248,6 +248,33 @@ class FenPool(serializers.Serializer):
     fens = serializers.JSONField(help_text="A list of FENs, or one text with a FEN a line (at most 512).")
 
 
+class SearchLine(serializers.Serializer):
+    move = serializers.CharField(help_text="UCI.")
+    san = serializers.CharField()
+    visits = serializers.IntegerField()
+    prior = serializers.FloatField(allow_null=True, help_text="The network's raw policy for the move.")
+    q = serializers.FloatField(allow_null=True, help_text="White's expected score; null for an unvisited move.")
+
+
+class SearchSummary(serializers.Serializer):
+    best = serializers.CharField(allow_null=True, help_text="The search's move (UCI).")
+    best_san = serializers.CharField(allow_null=True)
+    policy_move = serializers.CharField(allow_null=True, help_text="The raw policy's top move (UCI).")
+    policy_san = serializers.CharField(allow_null=True)
+    overruled = serializers.BooleanField(help_text="Whether the search chose another move than the raw policy.")
+    nodes = serializers.IntegerField(help_text="Nodes the search reports.")
+    lines = SearchLine(many=True, help_text="The root's moves by visits (at most 8).")
+
+
+class Lc0Comparison(serializers.Serializer):
+    network = serializers.CharField()
+    node = serializers.IntegerField()
+    nodes = serializers.IntegerField(help_text="The node budget both searches were given.")
+    lc0 = SearchSummary(help_text="lc0's own search (lc0 0.32.1, its defaults) on the job's network.")
+    sightline = SearchSummary(help_text="Sightline's MCTS with the same nodes.")
+    visit_distance = serializers.FloatField(help_text="Total variation between the two searches' visit shares.")
+
+
 class Pending(serializers.Serializer):
     status = serializers.CharField(help_text="pending: a worker computes it; ask again after Retry-After.")
 

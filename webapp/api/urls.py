@@ -13,6 +13,7 @@ urlpatterns = [
     path("jobs/<str:job_id>/", views.JobState.as_view(), name="job_state"),
     path("jobs/<str:job_id>/nodes/<int:node_id>/", views.PositionDetail.as_view(), name="api_position"),
     path("jobs/<str:job_id>/nodes/<int:node_id>/attention/", views.Attention.as_view(), name="attention"),
+    path("jobs/<str:job_id>/nodes/<int:node_id>/lc0/", views.Lc0Compare.as_view(), name="api_lc0"),
     path("jobs/<str:job_id>/nodes/<int:node_id>/lens/", views.LensAbout.as_view(), name="lens_about"),
     path("jobs/<str:job_id>/nodes/<int:node_id>/lens/logit/", views.LogitLens.as_view(), name="lens_logit"),
     path("jobs/<str:job_id>/nodes/<int:node_id>/lens/ablate/", views.LensAblate.as_view(), name="lens_ablate"),

@@ -19,6 +19,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from webapp.analyses import lc0_requests
 from webapp.analyses import views as analyses_views
 from webapp.analyses.export import position_score
 from webapp.analyses.forms import AnalyseForm
@@ -212,6 +213,28 @@ LENS_RESPONSES = {
     503: schema.error("Computing it failed (`retry`: ?retry=1 queues it again), or the queue is unavailable "
                       "and nothing was queued; see Retry-After.")}
 RETRY = OpenApiParameter("retry", str, enum=["1"], description="1: queue a failed computation again.")
+
+
+class Lc0Compare(OpenRead):
+    @extend_schema(operation_id="compare_with_lc0",
+                   description="lc0's own search of a position on the job's network beside Sightline's MCTS with the "
+                               "same nodes (only for Lc0 networks lc0 can run); computed once per network, position "
+                               "and nodes by a worker, then answered from the store.",
+                   parameters=[OpenApiParameter("nodes", int, description="10 to 5000; default: the job's own nodes "
+                                                                          "when it ran an MCTS within range, else 800."),
+                               RETRY],
+                   responses={200: schema.Lc0Comparison,
+                              202: OpenApiResponse(schema.LensPending, description="A worker computes it; ask `poll` "
+                                                                                  "again after Retry-After."),
+                              400: schema.error("Refused (nodes out of range, a finished game, a network lc0 cannot "
+                                                "run: the reason); nothing is stored or queued."),
+                              404: schema.error("No such job or position."),
+                              429: schema.error("Too many comparisons queued for this network; see Retry-After."),
+                              503: schema.error("lc0 is not installed, or crashed or hung on the worker (`lc0`: "
+                                                "\"unavailable\", `retry`: ?retry=1 tries again), or the queue is "
+                                                "unavailable and nothing was queued.")})
+    def get(self, request, job_id: str, node_id: int):
+        return lc0_requests.compare(request._request, job_id, node_id)
 
 
 class LensAbout(OpenRead):
