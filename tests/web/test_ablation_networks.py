@@ -104,6 +104,28 @@ def test_variants_are_registered_by_name_checked_by_a_worker_and_never_default(
 
 
 @pytest.mark.django_db
+def test_a_variant_whose_file_is_removed_is_no_longer_offered_until_it_comes_back(stores, queued, client,
+                                                                                 material_network):
+    from webapp.networks.registry import check_network
+    from webapp.networks.shipped import register_variants
+
+    register_variants(stores)
+    for _, (pk,), _ in queued:  # the worker's checks: every variant ready, so offered
+        check_network(pk)
+    shaw = stores / "ablations" / "cf-position" / "shaw.safetensors"
+    kept = shaw.with_name("shaw.kept")
+    shaw.rename(kept)
+    register_variants(stores)  # the next start
+    row = Network.objects.get(name="cf-position-shaw")
+    assert not row.active and row.file  # kept for its jobs, with the site's copy of the file
+    home = client.get("/").content.decode()
+    assert 'value="cf-position-shaw"' not in home and 'value="cf-position-absolute"' in home
+    kept.rename(shaw)
+    register_variants(stores)
+    assert Network.objects.get(name="cf-position-shaw").active
+
+
+@pytest.mark.django_db
 def test_a_retrained_variant_takes_its_name_and_a_clash_is_skipped(stores, queued, tiny_checkpoint):
     from webapp.networks.shipped import register_variants
 

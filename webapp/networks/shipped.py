@@ -10,7 +10,7 @@ from django.core.files import File
 
 from analysis.checkpoint import CheckpointError
 from analysis.models import DEFAULT_FAMILY, get_family
-from webapp.networks.ablations import variant_files
+from webapp.networks.ablations import load_ablations, variant_files, variant_network_name
 from webapp.networks.figures import default_rank
 from webapp.networks.models import Network
 from webapp.networks.registry import ensure_material_network, register_checkpoint
@@ -85,13 +85,24 @@ def register_variants(weights_dir: Path | None = None) -> list[Network]:
     network on the 2-core machine); a file already registered is not checked again. A file that cannot
     be registered is logged and skipped: the site starts without it.
     """
-    registered = []
-    for name, path in variant_files(weights_dir):
+    registered, found = [], variant_files(weights_dir)
+    for name, path in found:
         try:
             registered.append(_register_variant(name, path))
         except (OSError, CheckpointError) as exc:
             log.warning("ablation variant %s (%s) not registered: %s", name, path, exc)
+    _stop_offering_removed({name for name, _ in found})
     return registered
+
+
+def _stop_offering_removed(present: set[str]) -> None:
+    """A variant an ablation's TOML names whose export is no longer in its store is not offered (the picker
+    would list it among the shipped networks); its row stays for the jobs that ran on it."""
+    listed = {name for cfg in load_ablations() for v in cfg.variants
+              if (name := variant_network_name(cfg.name, v.name)) is not None}
+    gone = sorted(listed - present)
+    if Network.objects.filter(name__in=gone, active=True).update(active=False, is_default=False):
+        log.info("ablation variants whose files are gone, no longer offered: %s", ", ".join(gone))
 
 
 def _register_variant(name: str, path: Path) -> Network:
@@ -110,9 +121,10 @@ def _register_variant(name: str, path: Path) -> Network:
         with path.open("rb") as handle:
             network.file.save(path.name, File(handle), save=False)
         network.save()
-    elif card is not None and card != network.card:
-        network.card = card
-        network.save(update_fields=["card"])
+    else:
+        network.active = True  # back in its store after a start that found it gone
+        network.card = card if card is not None else network.card
+        network.save(update_fields=["active", "card"])
     if network.status == Network.Status.CHECKING:
         _queue_check(network)
     return network
