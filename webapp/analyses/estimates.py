@@ -35,25 +35,35 @@ class CostEstimate:
         return asdict(self)
 
 
-def _recent_ms(network: Network, **filters) -> list[tuple[str, float]]:
-    rows = PositionResult.objects.filter(network_checksum=network.checksum, compute_ms__gt=0, **filters)
+def _recent_ms(**filters) -> list[tuple[str, float]]:
+    rows = PositionResult.objects.filter(compute_ms__gt=0, **filters)
     return list(rows.order_by("-created_at").values_list("settings_key", "compute_ms")[:SAMPLE])
+
+
+def _from_history(exact: list, others: list, nodes_of, nodes: int, exact_what: str,
+                  scaled_what: str) -> CostEstimate | None:
+    """The median of ``exact`` (rows at this budget), else the median time per node of ``others`` (rows at
+    other budgets, ``nodes_of`` turning a key's budget into nodes) times ``nodes``; None with neither."""
+    if exact:
+        return CostEstimate(statistics.median(ms for _, ms in exact) / 1000.0,
+                            f"measured: the median of {len(exact)} {exact_what} like it on this site")
+    per_node = [ms / nodes_of(int(key.split(":")[1])) for key, ms in others if key.split(":")[1].isdigit()]
+    if per_node:
+        return CostEstimate(statistics.median(per_node) * nodes / 1000.0,
+                            f"scaled from {len(per_node)} {scaled_what} at other budgets on this site")
+    return None
 
 
 def estimate(network: Network, search: str, budget: int) -> CostEstimate:
     spec = SEARCHES[search]
     nodes = spec.nodes_per_position(budget)
-    exact = _recent_ms(network, settings_key=search_settings_key(search, budget))
-    if exact:
-        return CostEstimate(statistics.median(ms for _, ms in exact) / 1000.0,
-                            f"measured: the median of {len(exact)} searches like it on this site")
-    others = _recent_ms(network, settings_key__startswith=f"{search}:")
-    per_node = [ms / spec.nodes_per_position(int(key.split(":")[1])) for key, ms in others
-                if key.split(":")[1].isdigit()]
-    if per_node:
-        return CostEstimate(statistics.median(per_node) * nodes / 1000.0,
-                            f"scaled from {len(per_node)} {search} searches at other budgets on this site")
-    forward = _recent_ms(network, settings_key=EVAL_SETTINGS_KEY)
+    mine = dict(network_checksum=network.checksum)
+    found = _from_history(_recent_ms(**mine, settings_key=search_settings_key(search, budget)),
+                          _recent_ms(**mine, settings_key__startswith=f"{search}:"), spec.nodes_per_position,
+                          nodes, "searches", f"{search} searches")
+    if found is not None:
+        return found
+    forward = _recent_ms(**mine, settings_key=EVAL_SETTINGS_KEY)
     if forward:
         return CostEstimate(statistics.median(ms for _, ms in forward) * nodes / 1000.0,
                             "rough: the network's measured forward pass per position, times the search's nodes")
@@ -70,18 +80,11 @@ def engine_estimate(nodes: int) -> CostEstimate | None:
     None when the engine is off (0 nodes)."""
     if nodes <= 0:
         return None
-    rows = PositionResult.objects.filter(network_checksum__startswith=engine_checksum(""), compute_ms__gt=0)
-    exact = list(rows.filter(settings_key=engine_settings_key(nodes)).order_by("-created_at")
-                 .values_list("compute_ms", flat=True)[:SAMPLE])
-    if exact:
-        return CostEstimate(statistics.median(exact) / 1000.0,
-                            f"measured: the median of {len(exact)} engine values like it on this site")
-    others = rows.filter(settings_key__startswith="nodes:").order_by("-created_at").values_list("settings_key", "compute_ms")
-    per_node = [ms / int(key.split(":")[1]) for key, ms in others[:SAMPLE] if key.split(":")[1].isdigit()]
-    if per_node:
-        return CostEstimate(statistics.median(per_node) * nodes / 1000.0,
-                            f"scaled from {len(per_node)} engine values at other budgets on this site")
-    return CostEstimate(None, "Stockfish not timed on this site yet")
+    engines = dict(network_checksum__startswith=engine_checksum(""))
+    found = _from_history(_recent_ms(**engines, settings_key=engine_settings_key(nodes)),
+                          _recent_ms(**engines, settings_key__startswith=engine_settings_key("")), lambda n: n,
+                          nodes, "engine values", "engine values")
+    return found or CostEstimate(None, "Stockfish not timed on this site yet")
 
 
 def _registration_ms(network: Network) -> float | None:

@@ -43,6 +43,11 @@ def as_typed(number: int, grouped: bool = False) -> str:
     return f"{number:,}" if grouped else str(number)
 
 
+def engine_budget_allowed(nodes: int) -> bool:
+    """Stockfish's budget per position: 0 (no engine) or within the engine lane's range."""
+    return nodes == 0 or ENGINE_MIN_NODES <= nodes <= ENGINE_MAX_NODES
+
+
 class AnalyseForm(forms.Form):
     pgn = forms.CharField(required=False, strip=False, label="PGN", help_text=PGN_LIMITS,
                           widget=forms.Textarea(attrs={"rows": 8, "placeholder": "Paste a PGN here",
@@ -191,7 +196,7 @@ class AnalyseForm(forms.Form):
         if nodes is None:
             if not self.has_error("engine_nodes"):
                 data["engine_nodes"] = settings.SIGHTLINE_ENGINE_NODES
-        elif nodes != 0 and not ENGINE_MIN_NODES <= nodes <= ENGINE_MAX_NODES:
+        elif not engine_budget_allowed(nodes):
             self.add_error("engine_nodes", f"Stockfish's budget {as_typed(nodes, grouped=True)} is out of range: {ENGINE_MIN_NODES:,} to "
                                            f"{ENGINE_MAX_NODES:,} nodes per position, or 0 for no engine.")
 

@@ -16,12 +16,10 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from analysis.evaluator import WIN_PERCENT_SLOPE
-from analysis.reference_engine import MAX_NODES as ENGINE_MAX_NODES
-from analysis.reference_engine import MIN_NODES as ENGINE_MIN_NODES
 from webapp.analyses.attention import layer_payload
 from webapp.analyses.attention_limits import refuse_new_computation
 from webapp.analyses.estimates import engine_estimate, estimate
-from webapp.analyses.forms import PGN_LIMITS, AnalyseForm
+from webapp.analyses.forms import ENGINE_MAX_NODES, ENGINE_MIN_NODES, PGN_LIMITS, AnalyseForm, engine_budget_allowed
 from webapp.analyses.jobs import cancel_job, create_job, get_job_or_404
 from webapp.analyses.judgements import legend as judgement_legend
 from webapp.analyses.judgements import short_legend
@@ -105,7 +103,7 @@ def cost_estimate(request: HttpRequest) -> JsonResponse:
         return JsonResponse({"error": f"budget must be a whole number from {spec.budget_min} to {spec.budget_max}."},
                             status=400)
     engine_nodes = request.GET.get("engine_nodes", "").strip() or str(settings.SIGHTLINE_ENGINE_NODES)
-    if not engine_nodes.isdigit() or not (int(engine_nodes) == 0 or ENGINE_MIN_NODES <= int(engine_nodes) <= ENGINE_MAX_NODES):
+    if not engine_nodes.isdigit() or not engine_budget_allowed(int(engine_nodes)):
         return JsonResponse({"error": f"engine_nodes must be 0 (no engine) or a whole number from {ENGINE_MIN_NODES:,} "
                                       f"to {ENGINE_MAX_NODES:,}."}, status=400)
     engine = engine_estimate(int(engine_nodes))

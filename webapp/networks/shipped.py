@@ -51,12 +51,16 @@ def register_shipped(weights_dir: Path | None = None, var_dir: Path | None = Non
     return registered + shipped
 
 
+def _stop_offering(names, why: str) -> None:
+    """The networks ``names`` are no longer offered; their rows stay for the jobs that ran on them."""
+    names = sorted(names)
+    if Network.objects.filter(name__in=names, active=True).update(active=False, is_default=False):
+        log.info("%s, no longer offered: %s", why, ", ".join(names))
+
+
 def _stop_offering_retired(weights_dir: Path) -> None:
-    """A network moved to ``weights/retired/`` (cb-cpu, replaced by cb-sv) is no longer offered; its row
-    stays for the jobs that ran on it."""
-    retired = [p.stem for p in (weights_dir / "retired").glob("*.safetensors")]
-    if Network.objects.filter(name__in=retired, active=True).update(active=False, is_default=False):
-        log.info("retired networks no longer offered: %s", ", ".join(sorted(retired)))
+    """A network moved to ``weights/retired/`` (cb-cpu, replaced by cb-sv)."""
+    _stop_offering((p.stem for p in (weights_dir / "retired").glob("*.safetensors")), "retired networks")
 
 
 def _retire_if_replaced(path: Path, name: str | None = None) -> None:
@@ -96,17 +100,16 @@ def register_variants(weights_dir: Path | None = None) -> list[Network]:
 
 
 def _stop_offering_removed(present: set[str]) -> None:
-    """A variant an ablation's TOML names whose export is no longer in its store is not offered (the picker
-    would list it among the shipped networks); its row stays for the jobs that ran on it."""
+    """A variant an ablation's TOML names whose export is no longer in its store (the picker would list it
+    among the shipped networks)."""
     listed = {name for cfg in load_ablations() for v in cfg.variants
               if (name := variant_network_name(cfg.name, v.name)) is not None}
-    gone = sorted(listed - present)
-    if Network.objects.filter(name__in=gone, active=True).update(active=False, is_default=False):
-        log.info("ablation variants whose files are gone, no longer offered: %s", ", ".join(gone))
+    _stop_offering(listed - present, "ablation variants whose files are gone")
 
 
 def _register_variant(name: str, path: Path) -> Network:
-    """A new file: its row, "checking", with the site's copy of the file; a known one: its card refreshed.
+    """A new file: its row, "checking", with the site's copy of the file; a known one: its card refreshed,
+    and offered again if a start had found its file gone.
     A "checking" row (new, or left so by a start whose check never ran) gets its check queued."""
     from analysis.checkpoint import file_sha256
 
@@ -121,8 +124,8 @@ def _register_variant(name: str, path: Path) -> Network:
         with path.open("rb") as handle:
             network.file.save(path.name, File(handle), save=False)
         network.save()
-    else:
-        network.active = True  # back in its store after a start that found it gone
+    elif not network.active or (card is not None and card != network.card):
+        network.active = True
         network.card = card if card is not None else network.card
         network.save(update_fields=["active", "card"])
     if network.status == Network.Status.CHECKING:
