@@ -88,6 +88,10 @@ def test_endpoint(client, material_network):
                           ({"network": "material", "search": "mcts", "budget": "x"}, "budget must be"),
                           ({"network": "material", "search": "value", "engine_nodes": "5"}, "engine_nodes must be"),
                           ({"network": "material", "search": "value", "engine_nodes": "-1"}, "engine_nodes must be"),
-                          ({"network": "material", "search": "value", "engine_nodes": "9" * 40}, "engine_nodes must be")]:
+                          ({"network": "material", "search": "value", "engine_nodes": "9" * 40}, "engine_nodes must be"),
+                          ({"network": "material", "search": "mcts", "budget": "²"}, "budget must be"),  # isdigit, not int
+                          ({"network": "material", "search": "mcts", "budget": "9" * 5000}, "budget must be"),
+                          ({"network": "material", "search": "value", "engine_nodes": "²"}, "engine_nodes must be"),
+                          ({"network": "material", "search": "value", "engine_nodes": "9" * 5000}, "engine_nodes must be")]:
         bad = client.get("/estimate/", params)
         assert bad.status_code == 400 and words in bad.json()["error"], params

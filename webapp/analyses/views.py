@@ -99,16 +99,21 @@ def cost_estimate(request: HttpRequest) -> JsonResponse:
                             status=400)
     if spec.fixed:
         budget = str(spec.budget_min)
-    if not budget.isdigit() or not spec.budget_min <= int(budget) <= spec.budget_max:
+    budget = _whole(budget)
+    if budget is None or not spec.budget_min <= budget <= spec.budget_max:
         return JsonResponse({"error": f"budget must be a whole number from {spec.budget_min} to {spec.budget_max}."},
                             status=400)
-    engine_nodes = request.GET.get("engine_nodes", "").strip() or str(settings.SIGHTLINE_ENGINE_NODES)
-    if not engine_nodes.isdigit() or not engine_budget_allowed(int(engine_nodes)):
+    engine_nodes = _whole(request.GET.get("engine_nodes", "").strip() or str(settings.SIGHTLINE_ENGINE_NODES))
+    if engine_nodes is None or not engine_budget_allowed(engine_nodes):
         return JsonResponse({"error": f"engine_nodes must be 0 (no engine) or a whole number from {ENGINE_MIN_NODES:,} "
                                       f"to {ENGINE_MAX_NODES:,}."}, status=400)
-    engine = engine_estimate(int(engine_nodes))
-    return JsonResponse({**estimate(network, search, int(budget)).as_dict(),
-                         "engine": engine.as_dict() if engine else None})
+    engine = engine_estimate(engine_nodes)
+    return JsonResponse({**estimate(network, search, budget).as_dict(), "engine": engine.as_dict() if engine else None})
+
+
+def _whole(text: str) -> int | None:
+    """ASCII digits only ("²" is a digit to isdigit, not to int) and short (int() refuses 4,300 digits)."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 9 else None
 
 
 @require_GET
