@@ -3,7 +3,7 @@
 Evaluators and searches value a position for the side to move (an expected score in [0, 1],
 a WDL triple, a mate distance that is positive when the mover mates), and results are stored
 that way. People read a game from White's side: the site converts, once, where it serialises
-for the page (``webapp.analyses.messages``), with the functions here.
+for the page (``webapp.jobs.live.messages``), with the functions here.
 """
 
 from __future__ import annotations

@@ -40,12 +40,12 @@ def first_plies(pgn: str, plies: int) -> str:
 
 
 def timed_run(tree, network, evaluator, engine_nodes: int) -> tuple[float, object]:
-    from webapp.analyses.engine_lane import engine_checksum
-    from webapp.analyses.jobs import create_job
-    from webapp.analyses.models import PositionResult
-    from webapp.analyses.publish import NullPublisher
-    from webapp.analyses.runner import JobRun
-    from webapp.analyses.searches import SEARCHES
+    from webapp.jobs.run.engine_lane import engine_checksum
+    from webapp.jobs.jobs import create_job
+    from webapp.jobs.models import PositionResult
+    from webapp.jobs.live.publish import NullPublisher
+    from webapp.jobs.run.runner import JobRun
+    from webapp.jobs.searches import SEARCHES
 
     PositionResult.objects.filter(network_checksum=network.checksum).delete()  # nothing cached
     PositionResult.objects.filter(network_checksum__startswith=engine_checksum("")).delete()
@@ -77,7 +77,7 @@ def main() -> int:
     from django.conf import settings
     from django.core.management import call_command
 
-    from webapp.analyses.gameinput import parse_pgn
+    from webapp.jobs.gameinput import parse_pgn
     from webapp.networks.model_cache import models
     from webapp.networks.models import Network
     from webapp.networks.shipped import register_shipped

@@ -115,8 +115,8 @@ def web_process(serve: subprocess.Popen) -> psutil.Process:
 
 
 def listening_job_id() -> str:
-    from webapp.analyses.gameinput import parse_pgn
-    from webapp.analyses.jobs import create_job
+    from webapp.jobs.gameinput import parse_pgn
+    from webapp.jobs.jobs import create_job
     from webapp.networks.models import Network
 
     return str(create_job(parse_pgn("1. e4 e5 *"), Network.objects.get(name="material"), "value", 1,
@@ -125,7 +125,7 @@ def listening_job_id() -> str:
 
 def publish(job_id: str, messages: int, rate: float) -> None:
     """As a worker does; in a thread of its own (the publisher keeps an event loop per process)."""
-    from webapp.analyses.publish import GroupPublisher
+    from webapp.jobs.live.publish import GroupPublisher
 
     def run():
         send = GroupPublisher(job_id)

@@ -47,7 +47,7 @@ class FirstPly:
     def __call__(self, kind: str, payload: dict) -> None:
         if kind == "plies" and self.at is None:
             self.at = time.perf_counter()
-            from webapp.analyses.models import AnalysisJob
+            from webapp.jobs.models import AnalysisJob
 
             AnalysisJob.objects.filter(pk=self.job_id).update(status=AnalysisJob.Status.CANCELLED)
 
@@ -55,10 +55,10 @@ class FirstPly:
 def trial(pgn_tree, network, evaluator, engine_nodes: int, search: str, budget: int) -> dict:
     """One submission: ms from ``create_job`` to the first ply published, and its two parts: the job's
     creation (the site's request: the game's positions and keys) and the run up to that message."""
-    from webapp.analyses.engine_lane import engine_checksum
-    from webapp.analyses.jobs import create_job
-    from webapp.analyses.models import PositionResult
-    from webapp.analyses.runner import JobRun
+    from webapp.jobs.run.engine_lane import engine_checksum
+    from webapp.jobs.jobs import create_job
+    from webapp.jobs.models import PositionResult
+    from webapp.jobs.run.runner import JobRun
 
     PositionResult.objects.filter(network_checksum=network.checksum).delete()  # nothing cached
     PositionResult.objects.filter(network_checksum__startswith=engine_checksum("")).delete()
@@ -93,7 +93,7 @@ def wait_for_children(limit_s: float = 30.0) -> None:
 
 
 def engine_name(nodes: int) -> str:
-    from webapp.analyses.engine_lane import make_engine
+    from webapp.jobs.run.engine_lane import make_engine
 
     engine = make_engine(nodes).open()
     try:
@@ -135,8 +135,8 @@ def measure(args, var_dir: Path) -> int:
     from django.conf import settings
     from django.core.management import call_command
 
-    from webapp.analyses.gameinput import parse_pgn
-    from webapp.analyses.searches import SEARCHES
+    from webapp.jobs.gameinput import parse_pgn
+    from webapp.jobs.searches import SEARCHES
     from webapp.networks.model_cache import models
     from webapp.networks.models import Network
     from webapp.networks.shipped import register_shipped

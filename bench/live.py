@@ -99,11 +99,11 @@ def analysis_speed(pgn: str, plies: int, depth: int, rounds: int) -> dict:
     import chess.engine
     from django.conf import settings
 
-    from webapp.analyses.gameinput import parse_pgn
-    from webapp.analyses.jobs import create_job
-    from webapp.analyses.models import PositionResult
-    from webapp.analyses.publish import NullPublisher
-    from webapp.analyses.runner import JobRun
+    from webapp.jobs.gameinput import parse_pgn
+    from webapp.jobs.jobs import create_job
+    from webapp.jobs.models import PositionResult
+    from webapp.jobs.live.publish import NullPublisher
+    from webapp.jobs.run.runner import JobRun
     from webapp.networks.model_cache import models
     from webapp.networks.models import Network
 
@@ -206,8 +206,8 @@ def listening_job():
     so the job may also run and publish its own messages: the clients count only the
     ``progress`` messages this bench publishes.
     """
-    from webapp.analyses.gameinput import parse_pgn
-    from webapp.analyses.jobs import create_job
+    from webapp.jobs.gameinput import parse_pgn
+    from webapp.jobs.jobs import create_job
     from webapp.networks.models import Network
 
     return create_job(parse_pgn("1. e4 e5 *"), Network.objects.get(name="material"), "value", 1, dispatch=False)
@@ -218,7 +218,7 @@ def publish_in_thread(job_id, messages: int, rate: float) -> None:
     a thread that has an event loop, and Playwright's sync API keeps one."""
     import threading
 
-    from webapp.analyses.publish import GroupPublisher
+    from webapp.jobs.live.publish import GroupPublisher
 
     def run():
         publish = GroupPublisher(job_id)

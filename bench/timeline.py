@@ -34,11 +34,11 @@ from bench.engine_lane import GAME, first_plies  # noqa: E402
 
 def timed_run(tree, network, evaluator, search: str, timeline: bool) -> tuple[float, float]:
     """(wall seconds, this process's CPU seconds) of one analysis with nothing cached."""
-    from webapp.analyses.jobs import create_job
-    from webapp.analyses.models import PositionResult
-    from webapp.analyses.publish import NullPublisher
-    from webapp.analyses.runner import JobRun
-    from webapp.analyses.searches import SEARCHES
+    from webapp.jobs.jobs import create_job
+    from webapp.jobs.models import PositionResult
+    from webapp.jobs.live.publish import NullPublisher
+    from webapp.jobs.run.runner import JobRun
+    from webapp.jobs.searches import SEARCHES
 
     PositionResult.objects.filter(network_checksum=network.checksum).delete()  # nothing cached
     spec = SEARCHES[search]
@@ -69,10 +69,10 @@ def main() -> int:
     from django.conf import settings
     from django.core.management import call_command
 
-    from webapp.analyses.gameinput import parse_pgn
-    from webapp.analyses.jobs import create_job
-    from webapp.analyses.models import PositionResult
-    from webapp.analyses.runner import JobRun
+    from webapp.jobs.gameinput import parse_pgn
+    from webapp.jobs.jobs import create_job
+    from webapp.jobs.models import PositionResult
+    from webapp.jobs.run.runner import JobRun
     from webapp.networks.model_cache import models
     from webapp.networks.models import Network
     from webapp.networks.shipped import register_shipped

@@ -151,8 +151,8 @@ def wait_for(url: str, process: subprocess.Popen, log: Path) -> None:
 
 
 def listening_job_id() -> str:
-    from webapp.analyses.gameinput import parse_pgn
-    from webapp.analyses.jobs import create_job
+    from webapp.jobs.gameinput import parse_pgn
+    from webapp.jobs.jobs import create_job
     from webapp.networks.models import Network
 
     return str(create_job(parse_pgn("1. e4 e5 *"), Network.objects.get(name="material"), "value", 1,

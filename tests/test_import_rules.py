@@ -22,7 +22,7 @@ SITE_SIDE = ("webapp", "workers", "django", "celery", "kombu", "channels", "chan
 WORKERS_PUBLIC_FACE = ("workers.celery_app", "workers.dispatch")
 # ... and the worker's services, for the job code that runs inside a worker only (layout.md, R3 note).
 WORKER_SERVICES = ("workers.batching", "workers.claims", "workers.shutdown")
-JOB_CODE = ("webapp.analyses.runner", "webapp.networks.model_cache")
+JOB_CODE = ("webapp.jobs.run.runner", "webapp.networks.model_cache")
 
 
 @dataclass(frozen=True)
@@ -127,19 +127,14 @@ def room(module: str) -> str:
     return ".".join(module.split(".")[:2])
 
 
-def circles(edges: list[Import]) -> list[list[str]]:
-    """Strongly connected groups (more than one room) of the graph between analysis's rooms."""
-    graph: dict[str, set[str]] = {}
-    for e in edges:
-        if within(e.source, "analysis") and within(e.target, "analysis") and room(e.source) != room(e.target):
-            if room(e.source) != "analysis" and room(e.target) != "analysis":
-                graph.setdefault(room(e.source), set()).add(room(e.target))
+def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected groups of more than one node, each sorted."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
     groups: list[list[str]] = []
 
-    def visit(node: str) -> None:  # Tarjan; the graph has a few dozen nodes
+    def visit(node: str) -> None:
         index[node] = low[node] = len(index)
         stack.append(node)
         for nxt in sorted(graph.get(node, ())):
@@ -162,6 +157,16 @@ def circles(edges: list[Import]) -> list[list[str]]:
         if node not in index:
             visit(node)
     return groups
+
+
+def circles(edges: list[Import]) -> list[list[str]]:
+    """Strongly connected groups (more than one room) of the graph between analysis's rooms."""
+    graph: dict[str, set[str]] = {}
+    for e in edges:
+        if within(e.source, "analysis") and within(e.target, "analysis") and room(e.source) != room(e.target):
+            if room(e.source) != "analysis" and room(e.target) != "analysis":
+                graph.setdefault(room(e.source), set()).add(room(e.target))
+    return strongly_connected(graph)
 
 
 def _circle_edges(edges: list[Import], group: list[str]) -> str:
@@ -193,8 +198,55 @@ def r5_analysis_flows_one_way(edges: list[Import], families: set[str]) -> list[s
     return broken
 
 
-def r6_networks_never_import_analyses(edges: list[Import]) -> list[Import]:
-    return [e for e in edges if within(e.source, "webapp.networks") and within(e.target, "webapp.analyses")]
+def r6_networks_never_import_jobs(edges: list[Import]) -> list[Import]:
+    return [e for e in edges if within(e.source, "webapp.networks") and within(e.target, "webapp.jobs")]
+
+
+# The site's apps that every feature may build on; every other app under webapp/ is a feature app
+# (the lens, the lc0 comparison, and each one added later).
+CORE_APPS = ("webapp.jobs", "webapp.networks", "webapp.api", "webapp.site")
+
+
+def site_apps(root: Path = ROOT) -> set[str]:
+    """Every Django app under webapp/ (a package with an ``apps.py``)."""
+    return {f"webapp.{d.name}" for d in (root / "webapp").iterdir() if (d / "apps.py").is_file()}
+
+
+def app_of(module: str, apps: set[str]) -> str | None:
+    return next((app for app in apps if within(module, app)), None)
+
+
+def r7_apps_keep_to_themselves(edges: list[Import], apps: set[str]) -> list[str]:
+    """No app imports a feature app, nor another app's views; features build on the core apps only."""
+    features = apps - set(CORE_APPS)
+    broken = []
+    for e in edges:
+        mine, theirs = app_of(e.source, apps), app_of(e.target, apps)
+        if mine is None or theirs is None or mine == theirs:
+            continue
+        if theirs in features:
+            broken.append(f"{e} (the feature app {theirs})")
+        elif e.target == f"{theirs}.views" or within(e.target, f"{theirs}.views"):
+            broken.append(f"{e} (another app's views)")
+    return broken
+
+
+def r8_the_site_names_no_app(edges: list[Import], apps: set[str]) -> list[Import]:
+    """``webapp/site`` (serve, the process and static-file plumbing) imports no other app."""
+    return [e for e in edges if within(e.source, "webapp.site") and app_of(e.target, apps) not in (None, "webapp.site")]
+
+
+def file_cycles(edges: list[Import]) -> list[list[str]]:
+    """Strongly connected groups of our modules (files), every import counted."""
+    graph: dict[str, set[str]] = {}
+    for e in edges:
+        if e.source != e.target and any(within(e.target, p) for p in PACKAGES):
+            graph.setdefault(e.source, set()).add(e.target)
+    return strongly_connected(graph)
+
+
+def r9_no_file_imports_itself_round_a_circle(edges: list[Import]) -> list[str]:
+    return [" <-> ".join(group) for group in file_cycles(edges)]
 
 
 @pytest.fixture(scope="module")
@@ -204,7 +256,7 @@ def edges() -> list[Import]:
 
 def test_the_graph_holds_every_file_and_the_imports_we_know(edges):
     sources = {e.source for e in edges}
-    assert {"analysis.cli", "workers.celery_app", "webapp.analyses.views"} <= sources
+    assert {"analysis.cli", "workers.celery_app", "webapp.jobs.views"} <= sources
     assert any(within(e.source, "webapp") and within(e.target, "analysis") for e in edges)
 
 
@@ -229,8 +281,25 @@ def test_r5_analysis_flows_one_way(edges):
     _none(r5_analysis_flows_one_way(edges, model_families()))
 
 
-def test_r6_the_networks_app_does_not_import_the_analyses_app(edges):
-    _none(r6_networks_never_import_analyses(edges))
+def test_r6_the_networks_app_does_not_import_the_jobs_app(edges):
+    _none(r6_networks_never_import_jobs(edges))
+
+
+def test_the_site_has_the_apps_we_know():
+    assert {"webapp.jobs", "webapp.networks", "webapp.api", "webapp.site", "webapp.lens",
+            "webapp.lc0compare"} <= site_apps()
+
+
+def test_r7_no_app_imports_a_feature_app_or_another_apps_views(edges):
+    _none(r7_apps_keep_to_themselves(edges, site_apps()))
+
+
+def test_r8_the_site_app_imports_no_other_app(edges):
+    _none(r8_the_site_names_no_app(edges, site_apps()))
+
+
+def test_r9_no_import_circle_between_files(edges):
+    _none(r9_no_file_imports_itself_round_a_circle(edges))
 
 
 def _write(root: Path, files: dict[str, str]) -> None:
@@ -255,22 +324,41 @@ def test_the_checker_finds_each_kind_of_broken_import(tmp_path):
         "analysis/data/plan.py": "from . import x\nfrom ..eval import checks\n",
         "analysis/heads.py": "def g():\n    import django.db\n",
         "workers/__init__.py": "",
-        "workers/tasks.py": "from webapp.analyses import runner\n",
+        "workers/tasks.py": "from webapp.jobs.run import runner\n",
         "workers/dispatch.py": "",
         "webapp/__init__.py": "",
-        "webapp/analyses/__init__.py": "",
-        "webapp/analyses/views.py": "from workers.dispatch import send_task\nfrom workers import tasks, claims\n",
-        "webapp/analyses/runner.py": "from workers import claims\n",
+        "webapp/jobs/__init__.py": "",
+        "webapp/jobs/apps.py": "",
+        "webapp/jobs/views.py": "from workers.dispatch import send_task\nfrom workers import tasks, claims\n",
+        "webapp/jobs/page.py": "from webapp.lens import panel\n",
+        "webapp/jobs/run/runner.py": "from workers import claims\n",
         "workers/claims.py": "",
         "webapp/networks/__init__.py": "",
-        "webapp/networks/models.py": "def h():\n    from ..analyses import views\n",
+        "webapp/networks/apps.py": "",
+        "webapp/networks/models.py": "def h():\n    from ..jobs import views\n",
+        "webapp/lens/apps.py": "",
+        "webapp/lens/panel.py": "from webapp.lc0compare.views import compare\n",
+        "webapp/lens/neurons.py": "def move():\n    from webapp.lens.lens import _move\n",
+        "webapp/lens/lens.py": "from webapp.lens import neurons\n",
+        "webapp/lc0compare/apps.py": "",
+        "webapp/lc0compare/views.py": "",
+        "webapp/site/apps.py": "",
+        "webapp/site/serve.py": "from webapp.networks.models import Network\n",
     })
     edges = import_graph(tmp_path)
+    apps = site_apps(tmp_path)
     assert [e.where for e in r1_analysis_is_a_library(edges)] == ["analysis/heads.py:2"]
-    assert [e.target for e in r2_workers_never_import_the_site(edges)] == ["webapp.analyses.runner"]
+    assert [e.target for e in r2_workers_never_import_the_site(edges)] == ["webapp.jobs.run.runner"]
     # the worker's services are for the job code only: views may not use them, the runner may
     assert [e.target for e in r3_the_site_sees_only_the_workers_public_face(edges)] == ["workers.tasks", "workers.claims"]
-    assert [e.target for e in r6_networks_never_import_analyses(edges)] == ["webapp.analyses.views"]
+    assert [e.target for e in r6_networks_never_import_jobs(edges)] == ["webapp.jobs.views"]
+    assert sorted(r7_apps_keep_to_themselves(edges, apps)) == [
+        "webapp/jobs/page.py:1: webapp.jobs.page imports webapp.lens.panel (the feature app webapp.lens)",
+        "webapp/lens/panel.py:1: webapp.lens.panel imports webapp.lc0compare.views (the feature app webapp.lc0compare)",
+        "webapp/networks/models.py:2: webapp.networks.models imports webapp.jobs.views (another app's views)"]
+    assert [e.target for e in r8_the_site_names_no_app(edges, apps)] == ["webapp.networks.models"]
+    assert r9_no_file_imports_itself_round_a_circle(edges) == [
+        "analysis.eval <-> analysis.models.thing", "webapp.lens.lens <-> webapp.lens.neurons"]
     broken = r5_analysis_flows_one_way(edges, model_families(tmp_path))
     assert any(b.startswith("circle between analysis.eval <-> analysis.models: ") for b in broken)
     assert any("analysis.encoding imports analysis.models.a.net" in b for b in broken)

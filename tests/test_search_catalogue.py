@@ -82,7 +82,7 @@ def test_the_toy_is_in_the_cli_choices_and_runs_there(toy):
 
 
 def test_the_toy_is_in_the_worker(toy):
-    from webapp.analyses.searching import budget_for, make_search
+    from webapp.jobs.searching import budget_for, make_search
 
     assert isinstance(make_search("toy", MaterialEvaluator()), ToySearch)
     assert budget_for("toy", 7) == Budget(nodes=7)

@@ -3,7 +3,7 @@
 ``get_asgi_application()`` runs before consumers are imported, so the app
 registry is ready. Static files are served here too when ``serve`` asks for it
 (``SIGHTLINE_SERVE_STATIC=1``); production puts collectstatic output behind a web server.
-Request bodies over their path's limit are refused before they are read (``webapp.body_limit``).
+Request bodies over their path's limit are refused before they are read (``webapp.site.body_limit``).
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 
-from webapp.analyses.routing import websocket_urlpatterns  # noqa: E402
-from webapp.body_limit import BodyLimitMiddleware  # noqa: E402
+from webapp.jobs.live.routing import websocket_urlpatterns  # noqa: E402
+from webapp.site.body_limit import BodyLimitMiddleware  # noqa: E402
 
 http_app = django_asgi_app
 if settings.DEBUG or os.environ.get("SIGHTLINE_SERVE_STATIC") == "1":
-    from webapp.static_serving import CachingStaticFilesHandler
+    from webapp.site.static_serving import CachingStaticFilesHandler
 
     http_app = CachingStaticFilesHandler(django_asgi_app)
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import dj_database_url
 
-from webapp.body_limit import BodyLimit
-from webapp.redis_urls import RedisUrls
+from webapp.site.body_limit import BodyLimit
+from webapp.site.redis_urls import RedisUrls
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("SIGHTLINE_VAR_DIR", BASE_DIR / "var"))
@@ -73,8 +73,11 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "webapp.site",
     "webapp.networks",
-    "webapp.analyses",
+    "webapp.jobs",
+    "webapp.lens",
+    "webapp.lc0compare",
     "webapp.api",
 ]
 
@@ -160,17 +163,17 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
     "django.contrib.staticfiles.finders.AppDirectoriesFinder",
-    "webapp.staticfinders.PackageFileFinder",
+    "webapp.site.staticfinders.PackageFileFinder",
 ]
 # Uploaded checkpoints live here; MEDIA_URL is deliberately not routed, so
 # weights are never served publicly.
 MEDIA_ROOT = VAR_DIR / "media"
 
-# Request bodies. A PGN, pasted or uploaded, may be 1 MB (webapp.analyses.gameinput); a browser
+# Request bodies. A PGN, pasted or uploaded, may be 1 MB (webapp.jobs.gameinput); a browser
 # may url-encode each byte of pasted text as three ("%C3%A9"), so the form's body limit is three
 # times that plus room for the other fields: any PGN under 1 MB gets through to the form, which
 # says the PGN's own size when it is over. Bodies over DATA_UPLOAD_MAX_MEMORY_SIZE are refused
-# with 413 before they are read (webapp.body_limit, in webapp/asgi.py); Django checks it again.
+# with 413 before they are read (webapp.site.body_limit, in webapp/asgi.py); Django checks it again.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 3 * 1_000_000 + 64 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024  # larger uploads are spooled to a temporary file
 SIGHTLINE_MAX_CHECKPOINT_BYTES = int(os.environ.get("SIGHTLINE_MAX_CHECKPOINT_BYTES", 2 * 1024 ** 3))
@@ -206,8 +209,11 @@ CHANNEL_LAYERS = {
     },
 }
 # How often web processes check that the channel layer's Redis answers while pages are
-# connected (webapp.analyses.liveness).
+# connected (webapp.jobs.live.liveness).
 SIGHTLINE_LIVE_CHECK_S = float(os.environ.get("SIGHTLINE_LIVE_CHECK_S", "5"))
+# The largest websocket message the site takes: the page sends only small pings. uvicorn refuses
+# anything larger before buffering it (``--ws-max-size``); the consumer refuses it unread.
+SIGHTLINE_WS_MAX_WIRE_BYTES = 4 * 1024
 if SIGHTLINE_CHANNEL_LAYER == "lists":
     CHANNEL_LAYERS["default"]["CONFIG"].update(capacity=1000, expiry=30)
 
@@ -227,7 +233,7 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
 # Upload checks have their own queue, so one never waits behind the analyses queued on cpu/gpu;
-# every worker that serve starts consumes it too (webapp.analyses.management.commands.serve).
+# every worker that serve starts consumes it too (webapp.site.management.commands.serve).
 SIGHTLINE_CHECK_QUEUE = os.environ.get("SIGHTLINE_CHECK_QUEUE", "checks")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Seconds before Redis hands an unacknowledged message to another worker. Jobs do not depend
@@ -240,13 +246,13 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "socket_connect_timeout": 3,
 }
 # A submission while Redis is down fails within about a second (503) instead of retrying
-# for many seconds (webapp.analyses.jobs).
+# for many seconds (webapp.jobs.jobs).
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.25,
                                     "interval_max": 0.5}
 CELERY_BROKER_CONNECTION_TIMEOUT = 3
 # Workers ride out a broker restart: reconnect for ever (every 1-5 s) rather than exit.
 CELERY_BROKER_CONNECTION_MAX_RETRIES = None
-# A job's lease (webapp.analyses.lease): renewed every third of this by its worker; when it
+# A job's lease (webapp.jobs.run.lease): renewed every third of this by its worker; when it
 # runs out the job is dispatched again. Also how long a job may sit unsent before the reaper
 # sends it. The reaper runs in every worker every SIGHTLINE_REAP_INTERVAL_S seconds, so a
 # killed worker's job resumes within lease + interval (30 + 10 s).

@@ -4,7 +4,7 @@ Celery's cold shutdown (SIGQUIT, which ``serve`` sends after a short warm
 wait) cancels running tasks through ``pool.terminate_job``, which the threads
 and solo pools do not implement: they logged ``NotImplementedError ...
 kill_job`` and the job ran on. A thread cannot be killed, so these pools ask
-instead: ``requested`` is set, and a running job (webapp.analyses.runner) stops at
+instead: ``requested`` is set, and a running job (webapp.jobs.run.runner) stops at
 its next check and hands its lease back, so the next worker resumes it from
 the cache at once.
 """

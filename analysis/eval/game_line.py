@@ -22,7 +22,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
-# lichess's thresholds in expected score (the same as webapp.analyses.judgements).
+# lichess's thresholds in expected score (the same as webapp.jobs.judgements).
 THRESHOLDS = ((0.15, "??"), (0.10, "?"), (0.05, "?!"))
 
 

@@ -1,5 +1,5 @@
 // Where the network and the reference engine disagree: the game's positions by the gap between
-// the network's expected score and the engine's (webapp/analyses/review.py sorts them so), or with
+// the network's expected score and the engine's (webapp/jobs/review.py sorts them so), or with
 // the positions where the network's likeliest move is not the engine's best first. Each is a link
 // to the position (#n: the panel shows both), and a button opens the attention explorer there.
 import { moveLabel } from "./format.js";

@@ -1,5 +1,5 @@
 // How the game page writes numbers, moves and comments. Every value it is given is White's
-// (webapp/analyses/messages.py): nothing here turns a value round.
+// (webapp/jobs/live/messages.py): nothing here turns a value round.
 
 // The reference engine's colour wherever it is drawn: its line in the graph, its best-move arrow.
 export const ENGINE_COLOUR = "#7c3aed";

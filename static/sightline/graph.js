@@ -2,7 +2,7 @@
 // search's and the reference engine's), WDL bands when the network has a WDL head, and the judged
 // moves as marks (in the marks' view: the engine's or the network's); a click goes to that move.
 // Where the network's value swings with the side to move, the graph says so and offers the
-// network's line smoothed over two plies. Plotly is an installed package's file (webapp/staticfinders.py),
+// network's line smoothed over two plies. Plotly is an installed package's file (webapp/site/staticfinders.py),
 // loaded once the first ply is on screen: parsing it earlier held up the board.
 import { ENGINE_COLOUR, moveLabel } from "./format.js";
 
@@ -75,7 +75,7 @@ export class EvalGraph {
     const line = (y, name, colour, dash) => ({ x, y, name, mode: "lines",
       line: { color: colour, width: 2, dash }, text, customdata: ids, hovertemplate: "%{text}: %{y:.1%}<extra>" + name + "</extra>", connectgaps: false });
     const network = ids.map((id) => results.score(id, "eval"));
-    // A family that shows its quiescence search's value (Giraffe: webapp/analyses/results.py) says so.
+    // A family that shows its quiescence search's value (Giraffe: webapp/jobs/results.py) says so.
     const quiescent = ids.some((id) => results.get(id)?.eval?.value_source === "quiescence");
     const label = quiescent ? "network (quiescence)" : "network";
     traces.push(this.smooth ? line(smoothTwoPlies(network), `${label}, smoothed over two plies`, "#1f77b4", "solid")

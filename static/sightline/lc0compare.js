@@ -1,5 +1,5 @@
 // "Compare with lc0" in the deeper-analysis panel: lc0's own search of the shown position on the
-// job's network, beside Sightline's MCTS with the same nodes (webapp/analyses/lc0_requests.py). A
+// job's network, beside Sightline's MCTS with the same nodes (webapp/lc0compare/views.py). A
 // worker computes it; the page polls while it is pending (202) and keeps each answer per position
 // and nodes. Q values are White's, as everywhere; "overruled" says whether search chose another
 // move than the raw policy's top one.

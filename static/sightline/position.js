@@ -1,12 +1,12 @@
 // The position panel beside the board: the shown position's heading and judgement, eval bar and
 // WDL, the reference engine's figure and line, the network's policy (bars and arrows), the search's
-// best line and root moves, and the running search's progress. Every value arrives as White's (webapp/analyses/messages.py).
+// best line and root moves, and the running search's progress. Every value arrives as White's (webapp/jobs/live/messages.py).
 import { squareIndex } from "./board.js";
 import { ENGINE_COLOUR, fmtNum, fmtPawns, fmtPct, mateInLine, moveLabel, nagText, scoreToCentipawns, whiteToMove } from "./format.js";
 import { judgementTitle, markWords } from "./moves.js";
 import { engineEffort, engineFigure } from "./results.js";
 
-const MAX_ARROWS = 5, ARROW_MIN = 0.04; // as webapp/analyses/boardsvg.py
+const MAX_ARROWS = 5, ARROW_MIN = 0.04; // as webapp/jobs/boardsvg.py
 const POLICY_ROWS = 8, ROOT_ROWS = 8;
 const $ = (id) => document.getElementById(id);
 const pct1 = (v) => (100 * v).toFixed(1) + "%";

@@ -1,7 +1,7 @@
 // The analysis results the page holds, by node id: {eval, search, engine, judgement,
 // network_judgement}, merged from the
 // page's JSON and the websocket messages (duplicates are harmless). Every value is White's: the
-// server converts them (webapp/analyses/messages.py), and nothing here turns one round.
+// server converts them (webapp/jobs/live/messages.py), and nothing here turns one round.
 import { fmtNum, fmtPawns, mateInLine, scoreToCentipawns, whiteToMove } from "./format.js";
 
 // The rules' result where the game is over on the board: White's expected score and WDL.
@@ -74,7 +74,7 @@ export class Results extends Map {
     return score == null ? null : fmtPawns(scoreToCentipawns(score, this.slope));
   }
 
-  // The reference engine's value of a node (Stockfish, webapp/analyses/engine_lane.py), White's:
+  // The reference engine's value of a node (Stockfish, webapp/jobs/run/engine_lane.py), White's:
   // {cp, mate, score, win, best, best_san, pv, pv_san, depth, nodes}; null until it comes.
   engine(id) { return this.get(id)?.engine ?? null; }
 
@@ -87,7 +87,7 @@ export class Results extends Map {
 
   // The judgement of the move that led to a node, as the marks' view asks: "engine" (default) is
   // the mark to show (the engine's where it valued the move, else the network's: see ``source``);
-  // "network" is always the network's own (webapp/analyses/messages.py). {glyph, name, drop, ...};
+  // "network" is always the network's own (webapp/jobs/live/messages.py). {glyph, name, drop, ...};
   // null until it marks the move.
   judgement(id, view = "engine") {
     const r = this.get(id), j = view === "network" ? r?.network_judgement : r?.judgement;

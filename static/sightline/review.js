@@ -1,6 +1,6 @@
 // The game review under the game, as lichess shows it: each player's accuracy %, average
 // centipawn loss and counts of inaccuracies, mistakes and blunders, all from the reference engine
-// (webapp/analyses/review.py computes them with lichess's formulas); the network's own marks are
+// (webapp/jobs/review.py computes them with lichess's formulas); the network's own marks are
 // counted beside them as its opinion. The figures come with the job's snapshot and state; while
 // the engine's values arrive the page fetches the state again now and then (and once at the end).
 import { fetchState } from "./requests.js";
@@ -25,7 +25,7 @@ export class GameReview {
   constructor(game) {
     this.game = game;
     this.review = null; // {engine: figures per player or null, network_marks}
-    this.swing = null; // the network's side-to-move bias (webapp/analyses/review.py network_swing)
+    this.swing = null; // the network's side-to-move bias (webapp/jobs/review.py network_swing)
     this.arrivals = 0; // engine values and judgements received, and how many the figures shown include
     this.included = 0;
     this.timer = null;

@@ -1,7 +1,7 @@
 // The game page's websocket: htmx's websocket extension holds the connection (job.html's
 // ws-connect), this module gives it a reconnect back-off and hands every message to ONE
 // dispatcher keyed by the message's kind. The kinds are the server's dataclasses in
-// webapp/analyses/messages.py (a test holds this table to them); every value in them is White's.
+// webapp/jobs/live/messages.py (a test holds this table to them); every value in them is White's.
 
 // kind -> what the page does with it. `game` is the GamePage (game.js).
 export const HANDLERS = {

@@ -29,8 +29,8 @@ def gateau_network(db, tmp_path):
 
 
 def test_an_alphagateau_network_registers_and_its_job_page_marks_sparse_maps(client, gateau_network):
-    from webapp.analyses.gameinput import parse_pgn
-    from webapp.analyses.jobs import create_job
+    from webapp.jobs.gameinput import parse_pgn
+    from webapp.jobs.jobs import create_job
 
     assert gateau_network.family == "alphagateau" and gateau_network.caps.attention == (2, 1)
     assert gateau_network.caps.attention_support == "moves"
@@ -61,10 +61,10 @@ def test_the_explorer_greys_exactly_the_squares_without_an_edge():
 
 
 def test_an_alphagateau_network_analyses_a_game_with_a_search_and_attention(gateau_network):
-    from webapp.analyses.gameinput import parse_pgn
-    from webapp.analyses.jobs import create_job
+    from webapp.jobs.gameinput import parse_pgn
+    from webapp.jobs.jobs import create_job
     from webapp.networks.model_cache import ModelCache
-    from webapp.analyses.runner import JobRun
+    from webapp.jobs.run.runner import JobRun
 
     job = create_job(parse_pgn("1. e4 e5 2. Nf3 Nc6 *"), gateau_network, "gumbel", 8, dispatch=False)
     messages = []
@@ -77,11 +77,11 @@ def test_an_alphagateau_network_analyses_a_game_with_a_search_and_attention(gate
 
 def test_its_stored_attention_is_zero_off_the_edges(client, gateau_network):
     from analysis.encoding.graph_geometry import board_graph
-    from webapp.analyses.attention import dequantise, decode_layer
-    from webapp.analyses.gameinput import parse_pgn
-    from webapp.analyses.jobs import create_job
-    from webapp.analyses.models import AttentionMap
-    from webapp.analyses.tasks import compute_attention
+    from webapp.jobs.attention_maps import dequantise, decode_layer
+    from webapp.jobs.gameinput import parse_pgn
+    from webapp.jobs.jobs import create_job
+    from webapp.jobs.models import AttentionMap
+    from webapp.lens.tasks import compute_attention
 
     job = create_job(parse_pgn("1. e4 e5 2. Nf3 *"), gateau_network, "policy", 1, dispatch=False)
     key = job.nodes[2]["key"]  # the position after 1. e4 e5

@@ -8,8 +8,8 @@ from django.test import Client
 from rest_framework.authtoken.models import Token
 
 from analysis.evaluator import MaterialEvaluator
-from webapp.analyses.models import AnalysisJob
-from webapp.analyses.runner import JobRun
+from webapp.jobs.models import AnalysisJob
+from webapp.jobs.run.runner import JobRun
 
 GAME = "1. e4 e5 2. Nf3 *"
 

@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import User
 from rest_framework.authtoken.models import Token
 
-from webapp.analyses.models import AnalysisJob
+from webapp.jobs.models import AnalysisJob
 
 GAME = "1. e4 e5 2. Nf3 *"
 

@@ -99,11 +99,11 @@ def _make_jobs(material_network, tiny_network) -> None:
     node 0 and not asked for elsewhere. (A map whose computation failed answers 503 by design,
     a worker's failure rather than the request's: tests/web/test_task.py covers it.)"""
     from analysis.evaluator import MaterialEvaluator
-    from webapp.analyses.attention import encode_maps
-    from webapp.analyses.gameinput import parse_pgn
-    from webapp.analyses.jobs import create_job
-    from webapp.analyses.models import AnalysisJob, AttentionMap
-    from webapp.analyses.runner import JobRun
+    from webapp.jobs.attention_maps import encode_maps
+    from webapp.jobs.gameinput import parse_pgn
+    from webapp.jobs.jobs import create_job
+    from webapp.jobs.models import AnalysisJob, AttentionMap
+    from webapp.jobs.run.runner import JobRun
 
     done = create_job(parse_pgn(SHORT_GAME), material_network, "value", 1, dispatch=False)
     AnalysisJob.objects.filter(pk=done.pk).update(id=DONE_JOB)
@@ -153,7 +153,7 @@ def test_the_schema_is_served(client):
 def test_an_accepted_submission_is_sent_to_the_in_memory_broker(transactional_db, memory_broker, material_network,
                                                                 client):
     """What the fuzz's accepted submissions go through: the real dispatch, no Redis."""
-    from webapp.analyses.models import AnalysisJob
+    from webapp.jobs.models import AnalysisJob
 
     token = Token.objects.create(user=User.objects.create_user("sender", password="pw")).key
     response = client.post("/api/jobs/", {"pgn": SHORT_GAME, "network": "material", "search": "value"},
@@ -210,7 +210,7 @@ def token_header(db, memory_broker, material_network) -> dict[str, str]:
 
 @pytest.mark.parametrize("body", HOSTILE_SUBMISSIONS.values(), ids=HOSTILE_SUBMISSIONS.keys())
 def test_hostile_submissions_get_a_400_within_the_schema(token_header, body):
-    from webapp.analyses.models import AnalysisJob
+    from webapp.jobs.models import AnalysisJob
 
     case = schema["/api/jobs/"]["POST"].Case(body=body, media_type="application/json")
     response = case.call_and_validate(headers=token_header, excluded_checks=[positive_data_acceptance])

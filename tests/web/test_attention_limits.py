@@ -6,13 +6,14 @@ import pytest
 from django.test import Client
 
 from tests.web.conftest import SHORT_GAME
-from webapp.analyses import attention_limits
-from webapp.analyses.gameinput import parse_pgn
-from webapp.analyses.jobs import create_job
-from webapp.analyses.models import AttentionMap
-from webapp.analyses import tasks
+from webapp.lens import attention_limits
+from webapp.ondemand.limits import LIMITS
+from webapp.jobs.gameinput import parse_pgn
+from webapp.jobs.jobs import create_job
+from webapp.jobs.models import AttentionMap
+from webapp.lens import tasks
 from webapp.networks.model_cache import ModelCache
-from webapp.analyses.runner import JobRun
+from webapp.jobs.run.runner import JobRun
 
 pytestmark = pytest.mark.django_db
 
@@ -37,7 +38,7 @@ def test_one_analysis_has_at_most_eight_computations_queued(client, job_and_queu
         assert client.get(url(job, node)).status_code == 202
     refused = client.get(url(job, 8))
     assert refused.status_code == 429 and refused["Retry-After"] == "2"
-    assert "8 attention maps of this analysis are being computed" in refused.json()["error"]
+    assert "8 attention maps of this analysis are queued" in refused.json()["error"]
     assert Client().get(url(job, 8)).status_code == 429  # another browser: the same analysis, the same limit
     assert queued == list(range(8)) and AttentionMap.objects.count() == 8
     assert client.get(url(job, 3)).status_code == 202  # asking again for queued work is not new work
@@ -50,7 +51,7 @@ def test_a_lost_computation_stops_counting_after_a_while(client, job_and_queue):
     for node in range(8):
         client.get(url(job, node))
     AttentionMap.objects.update(created_at=AttentionMap.objects.first().created_at
-                                - attention_limits.PENDING_WINDOW - timedelta(seconds=1))
+                                - timedelta(seconds=LIMITS["attention"].window_s + 1))
     assert client.get(url(job, 8)).status_code == 202
 
 

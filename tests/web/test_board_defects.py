@@ -8,7 +8,7 @@ import pytest
 from tests.web.test_browser import browser, shot  # noqa: F401 - fixture: Chromium
 from tests.web.test_networks_browser import _orm_beside_playwright  # noqa: F401 - autouse
 from tests.web.test_phone import PHONE, assert_fits
-from webapp.analyses.models import AnalysisJob
+from webapp.jobs.models import AnalysisJob
 
 pytestmark = [pytest.mark.browser]
 
@@ -18,7 +18,7 @@ SCHOLAR = '[White "A"] [Black "B"]\n\n1. e4 e5 2. Bc4 Nc6 3. Qh5? Nf6?? 4. Qxf7#
 
 def analyse(page, base: str, monkeypatch, pgn: str = "", fen: str = "") -> AnalysisJob:
     """Start a job from the form (this browser owns it), run it here, and open its page analysed."""
-    from webapp.analyses.runner import JobRun
+    from webapp.jobs.run.runner import JobRun
     from webapp.networks.model_cache import ModelCache
 
     monkeypatch.setattr("workers.dispatch.send_task", lambda *a, **k: None)
@@ -78,7 +78,7 @@ def test_board_defects_on_a_game(live_server, transactional_db, material_network
     page.evaluate(f"window.__sightline.go({node_of(job, 'Bc4')})")
     page.evaluate(f"window.__sightline.player.addLine({node_of(job, 'Bc4')}, ['g8f6'])")
     page.wait_for_function("() => document.getElementById('move-status').textContent.includes('analysing')")
-    from webapp.analyses.runner import JobRun
+    from webapp.jobs.run.runner import JobRun
     from webapp.networks.model_cache import ModelCache
 
     JobRun(AnalysisJob.objects.get(pk=job.pk), ModelCache().get(job.network), lambda kind, payload: None).run()
@@ -126,7 +126,7 @@ def cf_small(transactional_db):
 
 def run_attention_here(monkeypatch):
     """No workers beside this test server: an attention map asked for is computed at once, here."""
-    from webapp.analyses import tasks
+    from webapp.lens import tasks
 
     def send(name, args, queue, task_id=None):
         if name == "sightline.compute_attention":
@@ -137,7 +137,7 @@ def run_attention_here(monkeypatch):
 def test_the_explorer_and_the_atlas_on_a_phone(live_server, cf_small, material_network, browser, monkeypatch):  # noqa: F811
     """390 px: the explorer's board is as wide as the screen allows and its head boards do not stack
     into a tall column; the atlas shows all 8 columns and whole labels."""
-    from webapp.analyses.runner import JobRun
+    from webapp.jobs.run.runner import JobRun
     from webapp.networks.model_cache import ModelCache
 
     page = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True).new_page()

@@ -183,7 +183,7 @@ def test_explorer_beside_the_board(live_site, browser):  # noqa: F811
     svg_url = page.eval_on_selector("#board-svg", "a => a.href")
     assert "query=c3" in svg_url and "head=2" in svg_url
     picture = page.request.get(svg_url)
-    from webapp.analyses.boardsvg import colour
+    from webapp.jobs.boardsvg import colour
 
     hottest = colour(1.0)[:7].encode()  # the map's own range: its largest value gets the top colour
     assert picture.ok and hottest in picture.body() and b'class="arrow' not in picture.body()

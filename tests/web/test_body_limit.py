@@ -1,4 +1,4 @@
-"""The ASGI body limit (webapp.body_limit): oversized bodies are refused before they are read.
+"""The ASGI body limit (webapp.site.body_limit): oversized bodies are refused before they are read.
 
 In-process tests drive the middleware with the real Django app; test_upload_server.py
 sends real bodies to the running server.
@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from webapp.body_limit import BodyLimit, BodyLimitMiddleware, BodyLimits
+from webapp.site.body_limit import BodyLimit, BodyLimitMiddleware, BodyLimits
 
 LIMITS = BodyLimits(default=BodyLimit(r".*", 1_000, "a PGN may be at most 1 MB"),
                     by_path=(BodyLimit(r"/admin/networks/network/add/", 50_000, "a checkpoint upload"),))
@@ -126,7 +126,7 @@ def test_websockets_pass_through():
 
 
 def test_settings_limits_cover_the_form_and_the_checkpoint_upload(settings):
-    from webapp.analyses.gameinput import MAX_INPUT_BYTES
+    from webapp.jobs.gameinput import MAX_INPUT_BYTES
 
     limits = BodyLimits.from_settings()
     assert limits.for_path("/").max_bytes == settings.DATA_UPLOAD_MAX_MEMORY_SIZE >= 3 * MAX_INPUT_BYTES

@@ -19,13 +19,13 @@ from pathlib import Path
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from tests.web.conftest import SHORT_GAME
-from webapp.analyses import tasks as analyses_tasks
-from webapp.analyses.gameinput import parse_pgn
-from webapp.analyses.jobs import create_job
-from webapp.analyses.models import AnalysisJob, AttentionMap, DeepSearch
+from webapp.lens import tasks as lens_tasks
+from webapp.jobs.gameinput import parse_pgn
+from webapp.jobs.jobs import create_job
+from webapp.jobs.models import AnalysisJob, AttentionMap, DeepSearch
 from webapp.networks.models import HeadAtlas, Network
-from webapp.analyses.routing import websocket_urlpatterns
-from webapp.embedded_redis import EmbeddedRedis
+from webapp.jobs.live.routing import websocket_urlpatterns
+from webapp.site.embedded_redis import EmbeddedRedis
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -98,7 +98,7 @@ def test_attention_while_redis_is_down_is_503_leaves_nothing_pending_and_works_l
     assert not AttentionMap.objects.exists()
     sent = broker_back()
     assert client.get(url).status_code == 202 and sent == ["sightline.compute_attention"]
-    assert analyses_tasks.compute_attention.run(str(job.id), 2) == AttentionMap.Status.READY
+    assert lens_tasks.compute_attention.run(str(job.id), 2) == AttentionMap.Status.READY
     assert client.get(url).status_code == 200
 
 

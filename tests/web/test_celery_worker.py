@@ -22,11 +22,11 @@ from channels.layers import channel_layers, get_channel_layer
 
 from tests.conftest import ROOT, _missing
 from tests.web.conftest import SHORT_GAME
-from webapp.analyses.gameinput import parse_pgn
-from webapp.analyses.jobs import dispatch_job
-from webapp.analyses.models import job_group_name
-from webapp.embedded_redis import EmbeddedRedis
-from webapp.redis_urls import RedisUrls
+from webapp.jobs.gameinput import parse_pgn
+from webapp.jobs.jobs import dispatch_job
+from webapp.jobs.models import job_group_name
+from webapp.site.embedded_redis import EmbeddedRedis
+from webapp.site.redis_urls import RedisUrls
 
 SYSTEM_REDIS = os.environ.get("SIGHTLINE_TEST_SYSTEM_REDIS", "redis://127.0.0.1:6379/9")
 POSTGRES_URL = os.environ.get("SIGHTLINE_TEST_POSTGRES", "postgres://postgres@127.0.0.1:5432/test")
@@ -83,7 +83,7 @@ def celery_on(redis_urls, settings):
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_worker_runs_a_job_and_publishes_to_the_group(celery_on, tiny_network):
-    from webapp.analyses.jobs import create_job
+    from webapp.jobs.jobs import create_job
 
     job = create_job(parse_pgn(SHORT_GAME), tiny_network, "value", 1, dispatch=False)
     layer = get_channel_layer()

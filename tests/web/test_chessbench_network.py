@@ -13,15 +13,15 @@ from analysis.checkpoint import save_checkpoint
 from analysis.evaluator import key_digest
 from analysis.models import get_family
 from tests.web.conftest import SHORT_GAME
-from webapp.analyses.attention import dequantise
-from webapp.analyses.gameinput import node_boards, parse_pgn
-from webapp.analyses.jobs import create_job
-from webapp.analyses.models import AnalysisJob
+from webapp.jobs.attention_maps import dequantise
+from webapp.jobs.gameinput import node_boards, parse_pgn
+from webapp.jobs.jobs import create_job
+from webapp.jobs.models import AnalysisJob
 from webapp.networks.models import Network
 from webapp.networks.registry import register_checkpoint
-from webapp.analyses import tasks
+from webapp.lens import tasks
 from webapp.networks.model_cache import ModelCache
-from webapp.analyses.runner import JobRun
+from webapp.jobs.run.runner import JobRun
 
 pytestmark = pytest.mark.django_db
 

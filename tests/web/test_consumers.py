@@ -10,12 +10,12 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
 from tests.web.conftest import SHORT_GAME
-from webapp.analyses.gameinput import parse_pgn
-from webapp.analyses.jobs import create_job
-from webapp.analyses.models import job_group_name
-from webapp.analyses.publish import GroupPublisher, encode
-from webapp.analyses.routing import websocket_urlpatterns
-from webapp.analyses.runner import JobRun
+from webapp.jobs.gameinput import parse_pgn
+from webapp.jobs.jobs import create_job
+from webapp.jobs.models import job_group_name
+from webapp.jobs.live.publish import GroupPublisher, encode
+from webapp.jobs.live.routing import websocket_urlpatterns
+from webapp.jobs.run.runner import JobRun
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -9,11 +9,12 @@ import pytest
 from django.test import Client
 
 from tests.web.conftest import SHORT_GAME
-from webapp.analyses import deep_runner, deeper
-from webapp.analyses.gameinput import parse_pgn
-from webapp.analyses.jobs import create_job
-from webapp.analyses.messages import deep_lines_for_white
-from webapp.analyses.models import DeepSearch
+from webapp.jobs.run import deep_runner
+from webapp.jobs import deeper
+from webapp.jobs.gameinput import parse_pgn
+from webapp.jobs.jobs import create_job
+from webapp.jobs.live.messages import deep_lines_for_white
+from webapp.jobs.models import DeepSearch
 from webapp.networks.model_cache import ModelCache
 from workers.dispatch import send_task as real_send_task
 

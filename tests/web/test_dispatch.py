@@ -11,10 +11,10 @@ import pytest
 import redis
 from celery import Celery
 
-from webapp.analyses.management.commands.serve import worker_command
-from webapp.embedded_redis import EmbeddedRedis
+from webapp.site.management.commands.serve import worker_command
+from webapp.site.embedded_redis import EmbeddedRedis
 from webapp.networks.admin import dispatch_check
-from webapp.redis_urls import RedisUrls
+from webapp.site.redis_urls import RedisUrls
 from workers.dispatch import send_task
 
 

@@ -10,11 +10,11 @@ import pytest
 from analysis.evaluator import MaterialEvaluator
 from analysis.search.quiescence import Quiescence
 from tests.conftest import ROOT
-from webapp.analyses.gameinput import board_for, parse_pgn
-from webapp.analyses.jobs import create_job
-from webapp.analyses.models import EVAL_SETTINGS_KEY, PositionResult
-from webapp.analyses.results import job_results
-from webapp.analyses.runner import JobRun
+from webapp.jobs.gameinput import board_for, parse_pgn
+from webapp.jobs.jobs import create_job
+from webapp.jobs.models import EVAL_SETTINGS_KEY, PositionResult
+from webapp.jobs.results import job_results
+from webapp.jobs.run.runner import JobRun
 from webapp.networks.model_cache import ModelCache
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,7 @@ import time
 
 import redis
 
-from webapp.embedded_redis import EmbeddedRedis
+from webapp.site.embedded_redis import EmbeddedRedis
 
 
 def client(server: EmbeddedRedis) -> redis.Redis:

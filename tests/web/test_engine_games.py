@@ -12,11 +12,11 @@ import pytest
 from analysis.evaluator import MaterialEvaluator
 from analysis.game_review import Eval, mark
 from tests.conftest import require_stockfish
-from webapp.analyses.gameinput import parse_pgn
-from webapp.analyses.jobs import create_job
-from webapp.analyses.messages import job_snapshot
-from webapp.analyses.review import main_line
-from webapp.analyses.runner import JobRun
+from webapp.jobs.gameinput import parse_pgn
+from webapp.jobs.jobs import create_job
+from webapp.jobs.live.messages import job_snapshot
+from webapp.jobs.review import main_line
+from webapp.jobs.run.runner import JobRun
 
 pytestmark = pytest.mark.django_db
 GAMES = Path(__file__).resolve().parent.parent / "data" / "games"

@@ -17,13 +17,13 @@ from tests.conftest import require_stockfish
 from tests.fake_engine import process_gone, write_fake_engine
 from tests.web.conftest import SHORT_GAME
 from tests.web.test_api import submit, token  # noqa: F401 (a fixture)
-from webapp.analyses.engine_lane import engine_checksum
-from webapp.analyses.gameinput import parse_pgn
-from webapp.analyses.jobs import create_job
-from webapp.analyses.messages import job_snapshot
-from webapp.analyses.models import AnalysisJob, PositionResult
-from webapp.analyses.results import job_results
-from webapp.analyses.runner import JobRun
+from webapp.jobs.run.engine_lane import engine_checksum
+from webapp.jobs.gameinput import parse_pgn
+from webapp.jobs.jobs import create_job
+from webapp.jobs.live.messages import job_snapshot
+from webapp.jobs.models import AnalysisJob, PositionResult
+from webapp.jobs.results import job_results
+from webapp.jobs.run.runner import JobRun
 
 pytestmark = pytest.mark.django_db
 NODES = 20_000
@@ -90,7 +90,7 @@ def test_an_engine_judgements_figures_are_the_values_the_panel_shows():
     """Byrne-Fischer's last move: Rc2# where the engine's line had Ba3#, both mate in one. The
     judgement's figures are the values' own scores (100% a mate), as the panel and graph show them,
     not lichess's ceiled 97.5%; the mark is still lichess's (none: the mate was kept)."""
-    from webapp.analyses.engine_pass import engine_judgement
+    from webapp.jobs.run.engine_pass import engine_judgement
 
     before = {"cp": None, "mate": 1, "score": 1.0, "best": "b4a3", "best_san": "Ba3#"}
     mated = {"cp": None, "mate": 0, "score": 0.0}
@@ -114,7 +114,7 @@ def test_engine_values_are_cached_like_the_rest(material_network, monkeypatch):
 
 def test_moves_added_later_are_valued_by_the_engine(material_network):
     require_stockfish()
-    from webapp.analyses.variations import add_line
+    from webapp.jobs.variations import add_line
 
     job, _ = analysed(material_network, "1. e4 e5 *")
     add_line(job, 2, ["g1f3"])

@@ -11,10 +11,10 @@ import pytest
 from django.urls import reverse
 
 from tests.web.conftest import SHORT_GAME
-from webapp.analyses.forms import engine_help
-from webapp.analyses.gameinput import parse_pgn
-from webapp.analyses.jobs import create_job
-from webapp.analyses.review import engine_legend
+from webapp.jobs.forms import engine_help
+from webapp.jobs.gameinput import parse_pgn
+from webapp.jobs.jobs import create_job
+from webapp.jobs.review import engine_legend
 
 pytestmark = pytest.mark.django_db
 
@@ -72,7 +72,7 @@ def test_the_engine_legend_is_lichesss_steps_and_the_network_legend_stays_beside
 def test_the_review_alone_is_what_the_page_refreshes(client, tiny_network):
     """The review, the disagreements and the swing flag, without node results: a refresh of the review
     must not fill gaps that the websocket's snapshots are there to fill."""
-    from webapp.analyses.messages import job_snapshot
+    from webapp.jobs.live.messages import job_snapshot
 
     job = create_job(parse_pgn(SHORT_GAME), tiny_network, "policy", 1, dispatch=False, engine_nodes=0)
     url = page_data(client.get(reverse("job", args=[job.id])).content.decode())["urls"]["review"]

@@ -2,9 +2,9 @@
 
 import pytest
 
-from webapp.analyses.engine_lane import engine_checksum
-from webapp.analyses.estimates import engine_estimate, estimate
-from webapp.analyses.models import PositionResult
+from webapp.jobs.run.engine_lane import engine_checksum
+from webapp.jobs.estimates import engine_estimate, estimate
+from webapp.jobs.models import PositionResult
 
 pytestmark = pytest.mark.django_db
 

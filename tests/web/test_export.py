@@ -9,12 +9,12 @@ import chess.pgn
 import pytest
 
 from analysis.evaluator import MaterialEvaluator, score_to_centipawns
-from webapp.analyses.export import export_pgn, position_score
-from webapp.analyses.gameinput import parse_fen, parse_pgn
-from webapp.analyses.jobs import create_job
-from webapp.analyses.results import job_results
-from webapp.analyses.review import engine_review
-from webapp.analyses.runner import JobRun
+from webapp.jobs.export import export_pgn, position_score
+from webapp.jobs.gameinput import parse_fen, parse_pgn
+from webapp.jobs.jobs import create_job
+from webapp.jobs.results import job_results
+from webapp.jobs.review import engine_review
+from webapp.jobs.run.runner import JobRun
 
 pytestmark = pytest.mark.django_db
 
@@ -127,7 +127,7 @@ def test_board_svg_has_the_arrows(client, material_network):
 
 
 def test_board_svg_draws_the_engines_best_move_in_the_pages_colour():
-    from webapp.analyses.boardsvg import BEST_COLOUR, ENGINE_COLOUR, arrows
+    from webapp.jobs.boardsvg import BEST_COLOUR, ENGINE_COLOUR, arrows
 
     results = {"eval": {"policy": [["e7e5", 0.5], ["c7c5", 0.03]]}, "search": {"bestmove": "e7e5"},
                "engine": {"best": "c7c5", "cp": 20}}
@@ -148,9 +148,9 @@ def _walk(game):
 def test_board_svg_with_the_explorers_attention_map(client, tiny_network, material_network):
     import numpy as np
 
-    from webapp.analyses.attention import encode_maps
-    from webapp.analyses.boardsvg import colour
-    from webapp.analyses.models import AttentionMap
+    from webapp.jobs.attention_maps import encode_maps
+    from webapp.jobs.boardsvg import colour
+    from webapp.jobs.models import AttentionMap
 
     job = create_job(parse_pgn("1. e4 e5 *"), tiny_network, "policy", 1, dispatch=False)
     url = f"/jobs/{job.id}/nodes/1/board.svg"

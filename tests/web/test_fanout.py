@@ -13,12 +13,12 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
 from tests.web.conftest import SHORT_GAME
-from webapp.analyses.gameinput import parse_pgn
-from webapp.analyses.jobs import create_job
-from webapp.analyses.models import job_group_name
-from webapp.analyses.publish import GroupPublisher, encode
-from webapp.analyses.routing import websocket_urlpatterns
-from webapp.embedded_redis import EmbeddedRedis
+from webapp.jobs.gameinput import parse_pgn
+from webapp.jobs.jobs import create_job
+from webapp.jobs.models import job_group_name
+from webapp.jobs.live.publish import GroupPublisher, encode
+from webapp.jobs.live.routing import websocket_urlpatterns
+from webapp.site.embedded_redis import EmbeddedRedis
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -101,7 +101,7 @@ def test_messages_published_from_a_worker_thread_arrive_in_order(redis_layer, ma
 
 def test_messages_that_race_the_snapshot_follow_it(redis_layer, material_network, monkeypatch):
     """A message published while a joining viewer's snapshot is being read arrives after the snapshot."""
-    from webapp.analyses import consumers
+    from webapp.jobs.live import consumers
 
     job = create_job(parse_pgn(SHORT_GAME), material_network, "value", 1, dispatch=False)
     group = job_group_name(job.id)

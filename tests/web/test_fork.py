@@ -7,7 +7,7 @@ from django.test import Client
 
 from tests.web.conftest import OPERA_GAME
 from tests.web.test_variations import dispatched, owned_job, post, run  # noqa: F401 - fixture
-from webapp.analyses.models import AnalysisJob
+from webapp.jobs.models import AnalysisJob
 
 pytestmark = pytest.mark.django_db
 

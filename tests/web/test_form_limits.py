@@ -4,8 +4,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-from webapp.analyses.gameinput import MAX_INPUT_BYTES
-from webapp.analyses.models import AnalysisJob
+from webapp.jobs.gameinput import MAX_INPUT_BYTES
+from webapp.jobs.models import AnalysisJob
 
 pytestmark = pytest.mark.django_db
 

@@ -3,7 +3,7 @@
 import pytest
 
 from tests.web.conftest import OPERA_GAME, SHORT_GAME
-from webapp.analyses.gameinput import (MAX_PLIES, GameInputError, MultipleGames, board_for, list_games,
+from webapp.jobs.gameinput import (MAX_PLIES, GameInputError, MultipleGames, board_for, list_games,
                                        parse_fen, parse_pgn)
 
 

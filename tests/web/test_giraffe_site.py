@@ -69,7 +69,7 @@ def test_a_users_search_is_kept_when_the_form_comes_back_with_an_error(client, g
 
 def test_analyze_pgn_runs_the_networks_default_search_when_none_is_named(giraffe_network, tiny_network, tmp_path,
                                                                          monkeypatch):
-    from webapp.analyses.management.commands import analyze_pgn
+    from webapp.jobs.management.commands import analyze_pgn
 
     searched = []
 
@@ -94,8 +94,8 @@ def test_analyze_pgn_runs_the_networks_default_search_when_none_is_named(giraffe
 
 
 def _job_page(client, network) -> str:
-    from webapp.analyses.gameinput import parse_pgn
-    from webapp.analyses.jobs import create_job
+    from webapp.jobs.gameinput import parse_pgn
+    from webapp.jobs.jobs import create_job
 
     job = create_job(parse_pgn(SHORT_GAME), network, network.default_search, 1, dispatch=False)
     return client.get(f"/jobs/{job.id}/").content.decode()
@@ -131,7 +131,7 @@ def test_the_head_atlas_page_gives_the_familys_reason(client, giraffe_network):
 
 def test_every_familys_default_search_is_one_the_site_offers():
     from analysis.models import load_families
-    from webapp.analyses.searches import SEARCHES
+    from webapp.jobs.searches import SEARCHES
 
     defaults = {family.name: family.default_search for family in load_families()}
     assert defaults["giraffe"] == "probability"

@@ -234,7 +234,7 @@ def test_atlas_clicks_reuse_one_explorer_analysis(client, atlas_network, monkeyp
     """Each click on a head opens the same analysis of the explorer's position (this browser's), with that head."""
     from django.test import Client
 
-    from webapp.analyses.models import AnalysisJob
+    from webapp.jobs.models import AnalysisJob
 
     sent = []
     monkeypatch.setattr("workers.dispatch.send_task", lambda *a, **k: sent.append(a))

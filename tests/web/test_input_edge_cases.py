@@ -6,11 +6,11 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from webapp.analyses.gameinput import MAX_TAG_CHARS, MAX_TAGS, GameInputError, parse_fen, parse_pgn
-from webapp.analyses.jobs import create_job
-from webapp.analyses.models import AnalysisJob
+from webapp.jobs.gameinput import MAX_TAG_CHARS, MAX_TAGS, GameInputError, parse_fen, parse_pgn
+from webapp.jobs.jobs import create_job
+from webapp.jobs.models import AnalysisJob
 from webapp.networks.model_cache import ModelCache
-from webapp.analyses.runner import JobRun
+from webapp.jobs.run.runner import JobRun
 
 
 @pytest.mark.parametrize("text, fragment", [
@@ -64,7 +64,7 @@ def test_position_without_legal_moves_is_analysed(tiny_network, fen, score):
     job = create_job(parse_fen(fen), tiny_network, "mcts", 8, dispatch=False)
     finished = JobRun(job, ModelCache().get(tiny_network), lambda kind, payload: None).run()
     assert finished.status == "done", finished.error
-    from webapp.analyses.results import job_results
+    from webapp.jobs.results import job_results
 
     result = job_results(finished)[0]  # as stored: the side to move's view
     assert result["eval"]["policy"] == []
@@ -152,7 +152,7 @@ def test_static_paths_outside_the_static_folders_are_404():
     from channels.testing import HttpCommunicator
     from django.core.asgi import get_asgi_application
 
-    from webapp.static_serving import CachingStaticFilesHandler
+    from webapp.site.static_serving import CachingStaticFilesHandler
 
     app = CachingStaticFilesHandler(get_asgi_application())
 
@@ -174,7 +174,7 @@ def test_websocket_paths_without_a_route_are_refused(path):
     from channels.routing import URLRouter
     from channels.testing import WebsocketCommunicator
 
-    from webapp.analyses.routing import websocket_urlpatterns
+    from webapp.jobs.live.routing import websocket_urlpatterns
 
     async def scenario():
         communicator = WebsocketCommunicator(URLRouter(websocket_urlpatterns), path)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.analyses.models import AnalysisJob
-from webapp.analyses.searches import MAX_JOB_NODES, SEARCHES, job_nodes
+from webapp.jobs.models import AnalysisJob
+from webapp.jobs.searches import MAX_JOB_NODES, SEARCHES, job_nodes
 
 pytestmark = pytest.mark.django_db
 

@@ -5,11 +5,11 @@ import pytest
 
 from analysis.evaluator import key_digest
 from tests.web.conftest import SHORT_GAME
-from webapp.analyses.gameinput import node_boards, parse_pgn
-from webapp.analyses.jobs import create_job
-from webapp.analyses.models import AnalysisJob
+from webapp.jobs.gameinput import node_boards, parse_pgn
+from webapp.jobs.jobs import create_job
+from webapp.jobs.models import AnalysisJob
 from webapp.networks.model_cache import ModelCache
-from webapp.analyses.runner import JobRun
+from webapp.jobs.run.runner import JobRun
 
 pytestmark = pytest.mark.django_db
 

@@ -10,15 +10,15 @@ from django.core.management import call_command
 from analysis.evaluator import MaterialEvaluator
 from tests.web.conftest import SHORT_GAME
 from tests.web.test_task import Counting, run
-from webapp.analyses.gameinput import parse_pgn
-from webapp.analyses.jobs import create_job
-from webapp.analyses.judgements import (FROM_NETWORK, FROM_SEARCH, JudgeRequest, judge_from_search,
+from webapp.jobs.gameinput import parse_pgn
+from webapp.jobs.jobs import create_job
+from webapp.jobs.judgements import (FROM_NETWORK, FROM_SEARCH, JudgeRequest, judge_from_search,
                                         judge_with_network, judgement_settings_key, legend,
                                         short_legend)
 from analysis.pov import score_for_white, white_to_move
-from webapp.analyses.messages import judgement_for_white
-from webapp.analyses.models import AnalysisJob, PositionResult
-from webapp.analyses.results import job_results
+from webapp.jobs.live.messages import judgement_for_white
+from webapp.jobs.models import AnalysisJob, PositionResult
+from webapp.jobs.results import job_results
 from webapp.networks.model_cache import ModelCache
 
 pytestmark = pytest.mark.django_db
@@ -38,7 +38,7 @@ def mover_is_white(job, node) -> bool:
 
 
 def board_at(job, node_id) -> chess.Board:
-    from webapp.analyses.gameinput import board_for
+    from webapp.jobs.gameinput import board_for
 
     return board_for(job.nodes, node_id)
 
@@ -149,7 +149,7 @@ def test_policy_job_judges_every_move_with_the_network_after_its_parent_is_searc
                 assert stored.exists()  # saved before it is announced
                 order.append(("judgement", item["node"]))
 
-    from webapp.analyses.runner import JobRun
+    from webapp.jobs.run.runner import JobRun
 
     finished = JobRun(job, counting, publish).run()
     assert finished.status == "done"

@@ -14,11 +14,14 @@ from tests.conftest import IN_CI, ROOT
 from tests.fake_engine import process_gone
 from tests.fake_lc0 import write_fake_lc0
 from tests.web.conftest import SHORT_GAME
-from webapp.analyses import lc0_requests, lc0_runner
-from webapp.analyses.gameinput import parse_pgn
-from webapp.analyses.jobs import create_job
-from webapp.analyses.models import AnalysisJob, Lc0Comparison
-from webapp.analyses.tasks import compare_lc0
+from webapp.lc0compare import views as lc0_requests
+from webapp.lc0compare import runner as lc0_runner
+from webapp.jobs.gameinput import parse_pgn
+from webapp.jobs.jobs import create_job
+from webapp.jobs.models import AnalysisJob, Lc0Comparison
+from webapp.lc0compare.tasks import compare_lc0
+from webapp.ondemand.limits import LIMITS
+from webapp.ondemand.refused import Refused
 from webapp.networks.registry import register_checkpoint
 from workers.dispatch import send_task as real_send_task
 
@@ -144,7 +147,7 @@ def test_an_lc0_attention_net_says_why_lc0_cannot_run_it(client, job, sent):
     job.network = Network(name="bt-test", kind=Network.Kind.CHECKPOINT, family="lc0-attention")
     settings = lc0_requests.panel_settings(job)
     assert not settings["runs"] and "attention network" in settings["reason"]
-    with pytest.raises(lc0_requests.CompareRefused, match="attention network"):
+    with pytest.raises(Refused, match="attention network"):
         lc0_requests._checked(job, 0, None)
 
 
@@ -154,14 +157,14 @@ def test_at_most_a_few_are_queued_per_network_and_a_lost_one_is_queued_again(cli
     from django.utils import timezone
 
     monkeypatch.setattr(lc0_requests, "lc0_path", lambda: "/usr/bin/lc0")
-    for node in range(lc0_requests.PENDING_PER_NETWORK):
+    for node in range(LIMITS["lc0"].most):
         assert client.get(url(job, node)).status_code == 202
     refused = client.get(url(job, 5))
     assert refused.status_code == 429 and "at most 3 are queued" in refused.json()["error"]
-    assert len(sent) == lc0_requests.PENDING_PER_NETWORK and Lc0Comparison.objects.count() == len(sent)
+    assert len(sent) == LIMITS["lc0"].most and Lc0Comparison.objects.count() == len(sent)
     sent.clear()
     Lc0Comparison.objects.filter(position_key=job.nodes[0]["key"]).update(
-        created_at=timezone.now() - timedelta(seconds=lc0_requests.PENDING_WINDOW_S + 1))
+        created_at=timezone.now() - timedelta(seconds=LIMITS["lc0"].window_s + 1))
     assert client.get(url(job, 0)).status_code == 202 and len(sent) == 1  # its worker was lost: queued again
 
 
@@ -194,7 +197,7 @@ def test_lc0_missing_on_the_worker_is_unavailable_and_retried_on_request(client,
                                          ("silent", "no answer within 1.5 s")])
 def test_a_hanging_or_crashing_lc0_is_unavailable_and_the_job_untouched(client, job, sent, monkeypatch, tmp_path,
                                                                        mode, words):
-    from webapp.analyses.runner import JobRun
+    from webapp.jobs.run.runner import JobRun
     from webapp.networks.model_cache import models
 
     assert JobRun(job, models.get(job.network), lambda kind, payload: None).run().status == "done"

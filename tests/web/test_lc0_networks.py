@@ -12,15 +12,15 @@ from analysis.evaluator import key_digest
 from analysis.models.lc0 import convert
 from tests.conftest import ROOT, require_shared_data
 from tests.web.conftest import SHORT_GAME
-from webapp.analyses.attention import dequantise
-from webapp.analyses.gameinput import node_boards, parse_pgn
-from webapp.analyses.jobs import create_job
-from webapp.analyses.models import AnalysisJob
+from webapp.jobs.attention_maps import dequantise
+from webapp.jobs.gameinput import node_boards, parse_pgn
+from webapp.jobs.jobs import create_job
+from webapp.jobs.models import AnalysisJob
 from webapp.networks.models import Network
 from webapp.networks.registry import register_checkpoint
-from webapp.analyses import tasks
+from webapp.lens import tasks
 from webapp.networks.model_cache import ModelCache
-from webapp.analyses.runner import JobRun
+from webapp.jobs.run.runner import JobRun
 
 pytestmark = pytest.mark.django_db
 MAIAS = ("maia-1100", "maia-1500", "maia-1900")

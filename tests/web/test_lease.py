@@ -9,13 +9,13 @@ from django.utils import timezone
 
 from analysis.evaluator import MaterialEvaluator
 from tests.web.conftest import SHORT_GAME
-from webapp.analyses import lease
-from webapp.analyses.gameinput import parse_pgn
-from webapp.analyses.jobs import create_job
-from webapp.analyses.models import AnalysisJob
-from webapp.analyses import reaper
+from webapp.jobs.run import lease
+from webapp.jobs.gameinput import parse_pgn
+from webapp.jobs.jobs import create_job
+from webapp.jobs.models import AnalysisJob
+from webapp.jobs.run import reaper
 from workers import shutdown
-from webapp.analyses.runner import JobRun
+from webapp.jobs.run.runner import JobRun
 from workers.shutdown import CooperativeSoloPool, CooperativeThreadPool
 
 pytestmark = pytest.mark.django_db

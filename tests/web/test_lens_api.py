@@ -9,10 +9,10 @@ import chess
 import pytest
 
 from analysis.pov import score_for_white
-from webapp.analyses.gameinput import parse_pgn
-from webapp.analyses.jobs import create_job
-from webapp.analyses.models import LensResult
-from webapp.analyses.tasks import compute_lens
+from webapp.jobs.gameinput import parse_pgn
+from webapp.jobs.jobs import create_job
+from webapp.jobs.models import LensResult
+from webapp.lens.tasks import compute_lens
 
 GAME = "1. e4 e5 2. Nf3 *"
 
@@ -125,7 +125,7 @@ def test_while_redis_is_down_503_and_nothing_pending(client, job, broker_down):
 def test_a_failed_computation_is_503_and_retry_queues_it_again(client, job, sent, monkeypatch):
     url = lens_url(job, 0, "logit")
     client.get(url)
-    monkeypatch.setattr("webapp.analyses.tasks.compute_lens_answer", lambda *a: 1 / 0)
+    monkeypatch.setattr("webapp.lens.tasks.compute_lens_answer", lambda *a: 1 / 0)
     (name, args), = sent
     assert compute_lens(*args) == "failed"
     failed = client.get(url)
@@ -154,7 +154,7 @@ def test_the_task_on_a_withdrawn_entry_does_nothing(job):
 
 
 def test_lens_answers_are_turned_to_whites_view():
-    from webapp.analyses.messages import lens_for_white
+    from webapp.jobs.live.messages import lens_for_white
 
     lens = {"readouts": ["embed", "0.mlp"], "score": [0.3, 0.8], "wdl": [[0.1, 0.5, 0.4], [0.7, 0.2, 0.1]]}
     assert lens_for_white(lens, True) == lens
@@ -168,7 +168,7 @@ def test_lens_answers_are_turned_to_whites_view():
 
 
 def test_a_network_file_that_cannot_be_read_is_a_400_not_a_500(client, job, sent, tiny_network, monkeypatch):
-    from webapp.analyses import lens
+    from webapp.lens import lens
 
     monkeypatch.setattr(lens, "_descriptions", {})
     monkeypatch.setattr("analysis.checkpoint.load_evaluator", lambda *a, **k: (_ for _ in ()).throw(OSError("gone")))
@@ -181,9 +181,9 @@ def test_a_network_file_that_cannot_be_read_is_a_400_not_a_500(client, job, sent
 
 
 def test_an_analysis_queues_a_bounded_number_of_lens_computations(client, job, sent):
-    from webapp.analyses.lens import PENDING_PER_JOB
+    from webapp.ondemand.limits import LIMITS
 
-    for head in range(PENDING_PER_JOB):
+    for head in range(LIMITS["lens"].most):
         assert client.get(lens_url(job, 0, "ablate", f"?layer=0&index=0&scale={head / 4}")).status_code == 202
     refused = client.get(lens_url(job, 0, "ablate", "?layer=0&index=1"))
     assert refused.status_code == 429 and refused["Retry-After"] == "2" and "at most" in refused.json()["error"]

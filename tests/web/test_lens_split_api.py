@@ -11,10 +11,10 @@ import pytest
 import torch
 
 from tests.web.test_lens_api import GAME, job, sent  # noqa: F401 - fixtures: a cf-tiny job, the tasks sent
-from webapp.analyses.gameinput import parse_pgn
-from webapp.analyses.jobs import create_job
-from webapp.analyses.models import LensResult
-from webapp.analyses.tasks import compute_lens
+from webapp.jobs.gameinput import parse_pgn
+from webapp.jobs.jobs import create_job
+from webapp.jobs.models import LensResult
+from webapp.lens.tasks import compute_lens
 from webapp.networks.model_cache import models
 
 

@@ -15,14 +15,14 @@ import pytest
 from tests.conftest import ROOT, _missing
 from tests.web.conftest import SHORT_GAME
 from tests.web.test_task import run
-from webapp.analyses.gameinput import parse_pgn
-from webapp.analyses.jobs import create_job
-from webapp.analyses.messages import (MESSAGES, REPLIES, Deep, Engine, Error, Judgements, Live, NodeEngine, NodeEval,
+from webapp.jobs.gameinput import parse_pgn
+from webapp.jobs.jobs import create_job
+from webapp.jobs.live.messages import (MESSAGES, REPLIES, Deep, Engine, Error, Judgements, Live, NodeEngine, NodeEval,
                                       NodeJudgement, Nodes, Plies, Ply, Pong, Progress, Snapshot, Status,
                                       job_snapshot)
-from webapp.analyses.models import AnalysisJob
-from webapp.analyses.publish import encode
-from webapp.analyses.results import job_results
+from webapp.jobs.models import AnalysisJob
+from webapp.jobs.live.publish import encode
+from webapp.jobs.results import job_results
 from webapp.networks.model_cache import ModelCache
 
 SCRIPTS = ROOT / "static" / "sightline"

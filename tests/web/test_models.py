@@ -8,7 +8,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import IntegrityError
 
 from analysis.checkpoint import file_sha256
-from webapp.analyses.models import AnalysisJob, PositionResult, job_group_name
+from webapp.jobs.models import AnalysisJob, PositionResult, job_group_name
 from webapp.networks.admin import NetworkUploadForm
 from webapp.networks.models import Network
 
@@ -99,8 +99,8 @@ def test_admin_pages_render(admin_client, tiny_network):
 
 
 def test_job_titles(material_network):
-    from webapp.analyses.gameinput import parse_pgn
-    from webapp.analyses.jobs import create_job
+    from webapp.jobs.gameinput import parse_pgn
+    from webapp.jobs.jobs import create_job
 
     assert create_job(parse_pgn("1. e4 e5 *"), material_network, "value", 1, dispatch=False).title == "Game, 2 plies"
     named = create_job(parse_pgn('[White "Anna"]\n\n1. e4 *'), material_network, "value", 1, dispatch=False)
@@ -108,8 +108,8 @@ def test_job_titles(material_network):
 
 
 def test_fen_job_title_is_short_and_its_root_is_not_the_start(material_network):
-    from webapp.analyses.gameinput import parse_fen, parse_pgn
-    from webapp.analyses.jobs import create_job
+    from webapp.jobs.gameinput import parse_fen, parse_pgn
+    from webapp.jobs.jobs import create_job
 
     fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 3 3"
     job = create_job(parse_fen(fen), material_network, "value", 1, dispatch=False)

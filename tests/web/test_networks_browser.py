@@ -61,7 +61,7 @@ def test_networks_page_from_home_at_desktop_and_phone_width(site, browser):  # n
 
 def test_a_multi_game_upload_is_picked_and_analysed(site, browser, tmp_path, monkeypatch):  # noqa: F811
     from tests.web.conftest import OPERA_GAME
-    from webapp.analyses.models import AnalysisJob
+    from webapp.jobs.models import AnalysisJob
 
     monkeypatch.setattr("workers.dispatch.send_task", lambda *a, **k: None)  # no workers here: the job is queued
     games = tmp_path / "two.pgn"

@@ -162,8 +162,8 @@ def test_the_panels_heads_row_names_the_value_head(client, material_network, tin
 
 @pytest.mark.django_db
 def test_the_api_lists_the_networks_and_a_job_names_its_network(client, material_network, monkeypatch):
-    from webapp.analyses.gameinput import parse_pgn
-    from webapp.analyses.jobs import create_job
+    from webapp.jobs.gameinput import parse_pgn
+    from webapp.jobs.jobs import create_job
 
     rows = shipped_rows(["ag-cpu", "cb-cpu"])
     index = client.get("/api/").json()

@@ -15,11 +15,11 @@ from analysis.checkpoint import load_evaluator
 from analysis.heads.sample import load_sample
 from analysis.lens import lens_for
 from tests.web.test_lens_api import GAME, job, sent  # noqa: F401 - fixtures: a cf-tiny job, the tasks sent
-from webapp.analyses.gameinput import board_for, parse_pgn
-from webapp.analyses.jobs import create_job
-from webapp.analyses.models import LensResult
-from webapp.analyses.neurons import MAX_POOL
-from webapp.analyses.tasks import compute_lens
+from webapp.jobs.gameinput import board_for, parse_pgn
+from webapp.jobs.jobs import create_job
+from webapp.jobs.models import LensResult
+from webapp.lens.neurons import MAX_POOL
+from webapp.lens.tasks import compute_lens
 
 POOL = ["r1bq1rk1/ppp2ppp/2np1n2/2b1p3/2B1P3/2NP1N2/PPP2PPP/R1BQ1RK1 w - - 0 7",
         "8/8/4k3/8/2K5/8/3P4/8 b - - 0 50",
@@ -91,7 +91,8 @@ def test_a_move_s_carriers_are_re_measured_exactly(client, job, sent, adapter):
 
 
 def test_where_else_over_the_atlas_sample_stores_its_progress(client, job, sent, adapter, monkeypatch):
-    from webapp.analyses import neurons, tasks
+    from webapp.lens import neurons
+    from webapp.lens import tasks
 
     stored = []
 
@@ -197,8 +198,8 @@ def test_a_network_without_a_lens_says_why(client, material_network, sent):
 
 
 def test_a_unit_without_squares_has_no_map():
-    from webapp.analyses.lens import LensUnavailable
-    from webapp.analyses.neurons import check
+    from webapp.lens.lens import LensUnavailable
+    from webapp.lens.neurons import check
 
     described = {"units": {"mlp": {"layers": 1, "per_layer": 4}}, "neurons": {"mlp": {"squares": False}},
                  "unavailable": {}}
@@ -216,7 +217,7 @@ def test_which_units_have_activations_each_family_says(name, kind, squares):
     """The capabilities the site reads: the kinds with activations, or the family's reason."""
     from analysis.checkpoint import load_checkpoint
     from tests.conftest import ROOT
-    from webapp.analyses.neurons import neuron_kinds
+    from webapp.lens.neurons import neuron_kinds
 
     kinds, why = neuron_kinds(lens_for(load_checkpoint(ROOT / "weights" / f"{name}.safetensors")[0]))
     if kind is None:
@@ -226,7 +227,7 @@ def test_which_units_have_activations_each_family_says(name, kind, squares):
 
 
 def test_without_a_unit_kind_the_first_with_activations_is_taken():
-    from webapp.analyses.neurons import check
+    from webapp.lens.neurons import check
 
     described = {"units": {"block": {"layers": 6, "per_layer": 1}, "channel": {"layers": 6, "per_layer": 64}},
                  "neurons": {"channel": {"squares": True}}, "unavailable": {}}
@@ -238,7 +239,7 @@ def test_a_scan_holds_the_network_one_batch_at_a_time(adapter):
     from contextlib import contextmanager
 
     from analysis.lens.neurons import where_else
-    from webapp.analyses.neurons import SCAN_BATCH, scan
+    from webapp.lens.neurons import SCAN_BATCH, scan
 
     held = []
 

@@ -6,7 +6,7 @@ from django.contrib.staticfiles import finders
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
-from webapp.analyses.models import AnalysisJob
+from webapp.jobs.models import AnalysisJob
 from webapp.networks.models import Network
 
 pytestmark = pytest.mark.django_db

@@ -10,11 +10,11 @@ from django.db import IntegrityError, connection, transaction
 from analysis.checkpoint import load_checkpoint
 from analysis.models.inference import TorchEvaluator
 from tests.web.conftest import SHORT_GAME
-from webapp.analyses.gameinput import parse_pgn
-from webapp.analyses.jobs import create_job
-from webapp.analyses.models import PositionResult
+from webapp.jobs.gameinput import parse_pgn
+from webapp.jobs.jobs import create_job
+from webapp.jobs.models import PositionResult
 from webapp.networks.model_cache import ModelCache
-from webapp.analyses.runner import JobRun, NonFiniteResult, store_results
+from webapp.jobs.run.runner import JobRun, NonFiniteResult, store_results
 
 pytestmark = pytest.mark.django_db
 
@@ -78,7 +78,7 @@ def test_a_job_finishes_when_another_stores_its_positions_at_the_same_time(tiny_
 
         def evaluate(self, boards, **kwargs):
             results = inner.evaluate(boards, **kwargs)
-            from webapp.analyses.results import digest_key
+            from webapp.jobs.results import digest_key
 
             for board in boards:
                 PositionResult.objects.get_or_create(position_key=digest_key(inner.cache_key(board)),

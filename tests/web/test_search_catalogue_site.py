@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.test_search_catalogue import TOY, toy  # noqa: F401  (the fixture)
-from webapp.analyses.models import AnalysisJob
+from webapp.jobs.models import AnalysisJob
 
 pytestmark = pytest.mark.django_db
 

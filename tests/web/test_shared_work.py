@@ -9,13 +9,13 @@ from django.db import close_old_connections
 
 from analysis.evaluator import MaterialEvaluator
 from tests.web.test_worker_faults import GAME
-from webapp.analyses.gameinput import parse_pgn
-from webapp.analyses.jobs import create_job
-from webapp.analyses.models import AnalysisJob
-from webapp.embedded_redis import EmbeddedRedis
-from webapp.redis_urls import RedisUrls
-from webapp.analyses import runner
-from webapp.analyses.runner import JobRun
+from webapp.jobs.gameinput import parse_pgn
+from webapp.jobs.jobs import create_job
+from webapp.jobs.models import AnalysisJob
+from webapp.site.embedded_redis import EmbeddedRedis
+from webapp.site.redis_urls import RedisUrls
+from webapp.jobs.run import runner
+from webapp.jobs.run.runner import JobRun
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -6,7 +6,7 @@ import subprocess
 import sys
 import time
 
-from webapp.supervisor import Backoff, SupervisedChild
+from webapp.site.supervisor import Backoff, SupervisedChild
 
 
 def test_backoff_doubles_up_to_its_cap():

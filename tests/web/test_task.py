@@ -10,13 +10,14 @@ from django.core.management import CommandError, call_command
 
 from analysis.evaluator import MaterialEvaluator
 from tests.web.conftest import OPERA_GAME, SHORT_GAME
-from webapp.analyses.attention import dequantise, encode_maps
-from webapp.analyses.gameinput import node_boards, parse_pgn
-from webapp.analyses.jobs import create_job
-from webapp.analyses.models import AnalysisJob, AttentionMap, PositionResult
-from webapp.analyses import tasks
+from webapp.jobs.attention_maps import dequantise, encode_maps
+from webapp.jobs.gameinput import node_boards, parse_pgn
+from webapp.jobs.jobs import create_job
+from webapp.jobs.models import AnalysisJob, AttentionMap, PositionResult
+from webapp.jobs import tasks
+from webapp.lens import tasks as lens_tasks
 from webapp.networks.model_cache import ModelCache
-from webapp.analyses.runner import JobRun
+from webapp.jobs.run.runner import JobRun
 
 pytestmark = pytest.mark.django_db
 
@@ -193,7 +194,7 @@ def test_attention_encoding_round_trip():
     maps = np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)
     blob = encode_maps(maps)
     assert len(blob) < maps.astype(np.float32).nbytes / 3
-    from webapp.analyses.attention import decode_layer
+    from webapp.jobs.attention_maps import decode_layer
 
     q, scale = decode_layer(blob, 2, 3, 1)
     back = dequantise(q, scale, 3)
@@ -215,9 +216,10 @@ def test_attention_endpoint_computes_on_demand(client, analysed_job):
     job, queued = analysed_job
     url = f"/api/jobs/{job.id}/nodes/3/attention/?layer=1"
     first = client.get(url)
-    assert first.status_code == 202 and queued == [([str(job.id), 3], "cpu")]
+    row = AttentionMap.objects.get()  # the one task protocol of on-demand work: job, node, row
+    assert first.status_code == 202 and queued == [([str(job.id), 3, row.pk], "cpu")]
     assert client.get(url).status_code == 202 and len(queued) == 1  # requested once only
-    assert tasks.compute_attention.run(str(job.id), 3) == "ready"
+    assert lens_tasks.compute_attention.run(str(job.id), 3) == "ready"
     response = client.get(url)
     assert response.status_code == 200
     body = response.json()

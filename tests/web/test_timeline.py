@@ -8,11 +8,11 @@ import pytest
 from analysis.lens import lens_for
 from analysis.lens.core import logit_lens
 from tests.web.conftest import OPERA_GAME
-from webapp.analyses.gameinput import board_for, parse_pgn
-from webapp.analyses.jobs import create_job
-from webapp.analyses.messages import job_snapshot
-from webapp.analyses.models import PositionResult
-from webapp.analyses.runner import JobRun
+from webapp.jobs.gameinput import board_for, parse_pgn
+from webapp.jobs.jobs import create_job
+from webapp.jobs.live.messages import job_snapshot
+from webapp.jobs.models import PositionResult
+from webapp.jobs.run.runner import JobRun
 from webapp.networks.model_cache import ModelCache
 
 pytestmark = pytest.mark.django_db

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from tests.web.conftest import free_port
-from webapp.webserver import web_server_command
+from webapp.site.webserver import web_server_command
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CHUNK = b"x" * 65536

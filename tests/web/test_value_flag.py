@@ -13,8 +13,8 @@ from analysis.eval.value_sanity import run_sanity
 from tests.conftest import ROOT
 from analysis.models.chessformer import PRESETS, Chessformer
 from tests.web.conftest import SHORT_GAME
-from webapp.analyses.gameinput import parse_pgn
-from webapp.analyses.jobs import create_job
+from webapp.jobs.gameinput import parse_pgn
+from webapp.jobs.jobs import create_job
 from webapp.networks.registry import register_checkpoint
 from webapp.networks.value_sanity import read_value_sanity
 

@@ -10,11 +10,11 @@ from django.test import Client
 
 from analysis.evaluator import MaterialEvaluator
 from tests.web.conftest import SHORT_GAME
-from webapp.analyses.gameinput import parse_pgn
-from webapp.analyses.jobs import create_job
-from webapp.analyses.models import AnalysisJob
-from webapp.analyses.variations import add_line
-from webapp.analyses.runner import JobRun
+from webapp.jobs.gameinput import parse_pgn
+from webapp.jobs.jobs import create_job
+from webapp.jobs.models import AnalysisJob
+from webapp.jobs.variations import add_line
+from webapp.jobs.run.runner import JobRun
 
 pytestmark = pytest.mark.django_db
 

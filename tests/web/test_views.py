@@ -6,7 +6,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from tests.web.conftest import OPERA_GAME, SHORT_GAME
-from webapp.analyses.models import AnalysisJob
+from webapp.jobs.models import AnalysisJob
 
 pytestmark = pytest.mark.django_db
 
@@ -180,8 +180,8 @@ def test_cancel_missing_job(client):
 
 
 def test_job_page_renders_stored_state(client, material_network):
-    from webapp.analyses.gameinput import parse_pgn
-    from webapp.analyses.jobs import create_job
+    from webapp.jobs.gameinput import parse_pgn
+    from webapp.jobs.jobs import create_job
 
     job = create_job(parse_pgn(OPERA_GAME), material_network, "value", 1, dispatch=False)
     response = client.get(f"/jobs/{job.id}/")
@@ -195,8 +195,8 @@ def test_job_page_renders_stored_state(client, material_network):
 
 
 def test_cancel_then_cancel_again(client, material_network):
-    from webapp.analyses.gameinput import parse_pgn
-    from webapp.analyses.jobs import create_job
+    from webapp.jobs.gameinput import parse_pgn
+    from webapp.jobs.jobs import create_job
 
     job = create_job(parse_pgn(SHORT_GAME), material_network, "value", 1, dispatch=False)
     session = client.session
@@ -212,7 +212,7 @@ def test_only_the_session_that_started_a_job_may_cancel_it(client, material_netw
     from django.contrib.auth.models import User
     from django.test import Client
 
-    from webapp.analyses.models import AnalysisJob
+    from webapp.jobs.models import AnalysisJob
 
     monkeypatch.setattr("workers.dispatch.send_task", lambda *a, **k: None)
     assert client.post("/", {"network": "material", "search": "value", "pgn": SHORT_GAME}).status_code == 302

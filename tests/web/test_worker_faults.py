@@ -20,10 +20,10 @@ from celery import Celery
 from django.conf import settings
 
 from tests.conftest import ROOT
-from webapp.analyses.gameinput import parse_pgn
-from webapp.analyses.models import AnalysisJob, PositionResult
-from webapp.embedded_redis import EmbeddedRedis
-from webapp.redis_urls import RedisUrls
+from webapp.jobs.gameinput import parse_pgn
+from webapp.jobs.models import AnalysisJob, PositionResult
+from webapp.site.embedded_redis import EmbeddedRedis
+from webapp.site.redis_urls import RedisUrls
 
 # Real processes on a shared machine: more than pytest.ini's 300 s per test may be needed.
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True), pytest.mark.timeout(900)]
@@ -99,7 +99,7 @@ def job_row(job) -> AnalysisJob:
 
 
 def start_job(network):
-    from webapp.analyses.jobs import create_job
+    from webapp.jobs.jobs import create_job
 
     return create_job(parse_pgn(GAME), network, "mcts", BUDGET)
 

