@@ -19,8 +19,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from analysis.pov import score_for_white
-from analysis.search.lc0_compare import INSTALL_HINT
-from analysis.search.lc0_engine import lc0_path
+from analysis.engines.lc0 import lc0_path
+from analysis.engines.lc0_compare import INSTALL_HINT
 from webapp.analyses.gameinput import board_for
 from webapp.analyses.jobs import get_job_or_404
 from webapp.analyses.keys import node_key

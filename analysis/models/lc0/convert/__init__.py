@@ -14,13 +14,13 @@ Reading, from the file inwards:
 ``checkpoint``        ``.pb.gz`` -> Sightline checkpoint (``import_net``, ``convert``)
 ====================  ========================================================
 
-Writing: ``export`` (``export_lc0``), a Sightline ``lc0-resnet`` network back in lc0's format, so
-lc0's own search can run it.
+Writing: ``export`` (``export_lc0``; ``exported_net``, once per checkpoint), a Sightline
+``lc0-resnet`` network back in lc0's format, so lc0's own search can run it.
 """
 
 from analysis.models.lc0.convert.checkpoint import convert, import_net
-from analysis.models.lc0.convert.export import export_lc0
+from analysis.models.lc0.convert.export import export_lc0, exported_net
 from analysis.models.lc0.convert.load import from_lc0, load_lc0
 from analysis.models.lc0.convert.reader import read_net
 
-__all__ = ["convert", "export_lc0", "from_lc0", "import_net", "load_lc0", "read_net"]
+__all__ = ["convert", "export_lc0", "exported_net", "from_lc0", "import_net", "load_lc0", "read_net"]

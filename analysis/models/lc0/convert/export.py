@@ -12,6 +12,7 @@ steps between its own min and max, so lc0's outputs differ from Sightline's by t
 from __future__ import annotations
 
 import gzip
+import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -82,4 +83,15 @@ def export_lc0(model, out: Path) -> Path:
     partial = out.with_name(out.name + ".partial")
     partial.write_bytes(gzip.compress(resnet_net(model).SerializeToString(), compresslevel=1))
     partial.replace(out)
+    return out
+
+
+def exported_net(checkpoint: Path, model, cache_dir: Path) -> Path:
+    """``model`` (loaded from ``checkpoint``) in lc0's format under ``cache_dir``, written once per
+    checkpoint: the file is named by the checkpoint's SHA-256, so the next call finds it."""
+    digest = hashlib.sha256(Path(checkpoint).read_bytes()).hexdigest()[:32]
+    out = Path(cache_dir) / f"{digest}.pb.gz"
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        export_lc0(model, out)
     return out
