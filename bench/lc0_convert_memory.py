@@ -31,10 +31,10 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from analysis.models.lc0 import import_attention, tensors  # noqa: E402
+from analysis.models.lc0.convert import import_attention, tensors  # noqa: E402
 from analysis.models.lc0.presets import ATTENTION_PRESETS  # noqa: E402
-from analysis.models.lc0.proto import net_class  # noqa: E402
-from analysis.models.lc0.reader import ACTIVATIONS, MAGIC  # noqa: E402
+from analysis.models.lc0.convert.proto import net_class  # noqa: E402
+from analysis.models.lc0.convert.reader import ACTIVATIONS, MAGIC  # noqa: E402
 
 FLOAT16 = 2  # lc0's Layer.Encoding FLOAT16
 

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from analysis.eval.puzzles import load_puzzles, run_puzzles  # noqa: E402
 from analysis.search import Budget, make_search, make_settings  # noqa: E402
-from analysis.search.lc0_engine import Lc0Engine, total_variation  # noqa: E402
+from analysis.engines.lc0 import Lc0Engine, total_variation  # noqa: E402
 from analysis.search.mcts import lc0_settings, sightline_settings  # noqa: E402
 from analysis.search.mcts import MCTSSettings  # noqa: E402
 

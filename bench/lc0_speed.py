@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from analysis.search import Budget, make_search  # noqa: E402
-from analysis.search.lc0_engine import Lc0Engine  # noqa: E402
+from analysis.engines.lc0 import Lc0Engine  # noqa: E402
 from analysis.search.mcts import lc0_settings, sightline_settings  # noqa: E402
 
 POSITIONS = [

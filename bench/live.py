@@ -99,6 +99,7 @@ def analysis_speed(pgn: str, plies: int, depth: int, rounds: int) -> dict:
     import chess.engine
     from django.conf import settings
 
+    from analysis.engines.stockfish import find_stockfish
     from webapp.jobs.gameinput import parse_pgn
     from webapp.jobs.jobs import create_job
     from webapp.jobs.models import PositionResult
@@ -128,8 +129,8 @@ def analysis_speed(pgn: str, plies: int, depth: int, rounds: int) -> dict:
     for node in tree.nodes[1:]:
         board.push(chess.Move.from_uci(node["uci"] if isinstance(node, dict) else node.uci))
         boards.append(board.copy())
-    stockfish = shutil.which("stockfish") or "/usr/games/stockfish"
-    engine = chess.engine.SimpleEngine.popen_uci(stockfish) if Path(stockfish).exists() else None
+    stockfish = find_stockfish()
+    engine = chess.engine.SimpleEngine.popen_uci(stockfish) if stockfish else None
     network_s, stockfish_s, load = [], [], []
     try:
         if engine is not None:

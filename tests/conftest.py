@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from analysis.engines.stockfish import find_stockfish
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = ROOT.parent / "shared" / "data"
 IN_CI = os.environ.get("CI", "").lower() == "true"
@@ -42,12 +44,8 @@ def _missing(reason: str):
     pytest.skip(reason)
 
 
-def stockfish_path() -> str | None:
-    return shutil.which("stockfish") or (shutil.which("stockfish", path="/usr/games"))
-
-
 def require_stockfish() -> str:
-    path = stockfish_path()
+    path = find_stockfish()
     if path is None:
         _missing("Stockfish not found on PATH or in /usr/games (apt-get install stockfish)")
     return path

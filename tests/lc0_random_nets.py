@@ -25,11 +25,11 @@ from unittest import mock
 import numpy as np
 import torch
 
-from analysis.models.lc0 import import_attention, import_resnet, tensors
+from analysis.models.lc0.convert import import_attention, import_resnet, tensors
 from analysis.models.lc0.config import AttentionConfig, ResNetConfig
-from analysis.models.lc0.proto import net_class
-from analysis.models.lc0.reader import ACTIVATIONS, MAGIC
-from analysis.models.lc0.weights import LINEAR16
+from analysis.models.lc0.convert.proto import net_class
+from analysis.models.lc0.convert.reader import ACTIVATIONS, MAGIC
+from analysis.models.lc0.convert.weights import LINEAR16
 
 _ACTIVATION = {name.lower(): number for number, name in ACTIVATIONS.items()}
 _BN_FIELDS = ("biases", "bn_means", "bn_stddivs", "bn_gammas", "bn_betas")

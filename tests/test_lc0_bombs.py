@@ -12,8 +12,8 @@ import pytest
 
 from analysis.cli import main
 from analysis.errors import CheckpointError, NetworkTooLarge
-from analysis.models.lc0.proto import net_class
-from analysis.models.lc0.reader import parse_net, read_net
+from analysis.models.lc0.convert.proto import net_class
+from analysis.models.lc0.convert.reader import parse_net, read_net
 from tests.conftest import require_shared_data
 from tests.lc0_bombs import MIB, declared_tensor_bomb, gzip_of, zeros_bomb
 
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 REFUSAL_BOUND_MIB = 32
 _MEASURE = """
 import json, resource, sys, time
-from analysis.models.lc0.reader import read_net
+from analysis.models.lc0.convert.reader import read_net
 from analysis.errors import NetworkTooLarge
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 try:
@@ -58,7 +58,7 @@ def test_a_3_gib_bomb_is_refused_in_words_with_bounded_memory(tmp_path, make, wo
 
 
 def test_the_limit_is_counted_while_unpacking(monkeypatch):
-    monkeypatch.setattr("analysis.models.lc0.reader.MAX_UNPACKED", 8 * MIB)
+    monkeypatch.setattr("analysis.models.lc0.convert.reader.MAX_UNPACKED", 8 * MIB)
     with pytest.raises(NetworkTooLarge, match="unpacks to more than 8 MiB"):
         parse_net(zeros_bomb(mib=64))
     with pytest.raises(NetworkTooLarge, match="declares weights of 64 MiB: it unpacks to more than 8 MiB"):
@@ -77,7 +77,7 @@ def test_a_field_that_runs_past_its_message_is_damaged_data_not_a_size():
 
 
 def test_an_over_limit_file_is_a_checkpoint_error_naming_the_file(tmp_path, monkeypatch):
-    monkeypatch.setattr("analysis.models.lc0.reader.MAX_UNPACKED", 8 * MIB)
+    monkeypatch.setattr("analysis.models.lc0.convert.reader.MAX_UNPACKED", 8 * MIB)
     path = tmp_path / "big.pb.gz"
     path.write_bytes(zeros_bomb(mib=16))
     with pytest.raises(NetworkTooLarge, match=f"^{path}: the network unpacks to more than 8 MiB$"):

@@ -1,4 +1,4 @@
-"""lc0 hung or crashed under ``Lc0Engine`` (analysis/search/lc0_engine.py): the caller gets an error
+"""lc0 hung or crashed under ``Lc0Engine`` (analysis/engines/lc0.py): the caller gets an error
 naming what happened within the deadline, and the process is ended (tests/fake_lc0.py stands in)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import chess
 import chess.engine
 import pytest
 
-from analysis.search import lc0_engine
-from analysis.search.lc0_engine import Lc0Engine, Lc0Unavailable
+from analysis.engines import lc0 as lc0_engine
+from analysis.engines.lc0 import Lc0Engine, Lc0Unavailable
 from tests.fake_engine import process_gone
 from tests.fake_lc0 import write_fake_lc0
 

@@ -18,7 +18,8 @@ from analysis.checkpoint import CheckpointError, load_checkpoint, read_header, s
 from analysis.cli import main
 from analysis.encoding import INPUT_FORMAT, get_encoding
 from analysis.models import get_family, importer_for
-from analysis.models.lc0 import convert, evaluate_boards, load_lc0
+from analysis.models.lc0 import evaluate_boards, load_lc0
+from analysis.models.lc0.convert import convert
 from analysis.encoding.lc0_formats import BY_INPUT_FORMAT as ENCODINGS
 from analysis.search import Budget, run_search
 from analysis.eval.specs import resolve_agent, resolve_evaluator

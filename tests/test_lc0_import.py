@@ -15,12 +15,12 @@ from analysis.cli import main
 from analysis.encoding.policy_index import move_to_index
 from analysis.models.lc0.convert import convert
 from analysis.models.lc0.evaluate import evaluate_boards
-from analysis.models.lc0.model import from_lc0, load_lc0
+from analysis.models.lc0.convert.load import from_lc0, load_lc0
 from analysis.encoding.lc0_formats import (FLIP, MIRROR, TRANSPOSE, apply_transform, encode_position,
                                         move_indices)
-from analysis.models.lc0.proto import net_class
-from analysis.models.lc0.reader import parse_net, read_net
-from analysis.models.lc0.weights import decode_layer
+from analysis.models.lc0.convert.proto import net_class
+from analysis.models.lc0.convert.reader import parse_net, read_net
+from analysis.models.lc0.convert.weights import decode_layer
 from analysis.eval.specs import resolve_evaluator
 from tests.conftest import require_shared_data
 
@@ -298,7 +298,7 @@ def test_every_activation_lc0_names_is_lc0s_formula():
     """The synthetic nets use only a few of them; the rest are checked against the formulas of
     lc0's activation.cc here (research note section 4.8)."""
     from analysis.models.lc0.activations import FUNCTIONS, Activation, resolve
-    from analysis.models.lc0.reader import ACTIVATIONS, DEFAULT_ACTIVATIONS
+    from analysis.models.lc0.convert.reader import ACTIVATIONS, DEFAULT_ACTIVATIONS
 
     x = torch.linspace(-6, 6, 241, dtype=torch.float64)
     expected = {

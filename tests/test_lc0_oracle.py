@@ -29,7 +29,7 @@ import torch
 
 from analysis.encoding.lc0_formats import V2, encode_boards
 from analysis.models.lc0.config import AttentionConfig, ResNetConfig
-from analysis.models.lc0.model import load_lc0
+from analysis.models.lc0.convert.load import load_lc0
 from tests import lc0_oracle
 from tests.conftest import IN_CI
 from tests.lc0_oracle import Lc0Output, Position

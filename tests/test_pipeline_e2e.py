@@ -18,7 +18,7 @@ def tiny_dataset(tmp_path_factory) -> Path:
     require_stockfish()
     pgn = require_shared_data("pgn/Philidor.pgn")
     from analysis.data.annotate import AnnotateConfig, annotate_dataset
-    from analysis.data.engine import EngineLimit
+    from analysis.engines.limit import EngineLimit
     from analysis.data.plan import GenerateConfig, build_plan
 
     root = tmp_path_factory.mktemp("dataset")
@@ -67,7 +67,7 @@ def test_annotation_rows(tiny_dataset):
 
 def test_annotation_resumes_without_redoing_shards(tiny_dataset):
     from analysis.data.annotate import AnnotateConfig, annotate_dataset
-    from analysis.data.engine import EngineLimit
+    from analysis.engines.limit import EngineLimit
     from analysis.data.store import shard_path
 
     first = shard_path(tiny_dataset, 0)

@@ -1,4 +1,4 @@
-"""The engine wrapper alone (analysis/reference_engine.py): budgets, the rules' values, a real Stockfish,
+"""The engine wrapper alone (analysis/engines/reference.py): budgets, the rules' values, a real Stockfish,
 and a hung engine that is killed within its time bound."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import time
 import chess
 import pytest
 
-from analysis.reference_engine import EngineFailure, ReferenceEngine, check_nodes, rules_value
+from analysis.engines.reference import EngineFailure, ReferenceEngine, check_nodes, rules_value
 from tests.conftest import require_stockfish
 from tests.fake_engine import process_gone, write_fake_engine
 

@@ -268,7 +268,7 @@ SIGHTLINE_TORCH_THREADS = int(os.environ.get("SIGHTLINE_TORCH_THREADS", "1"))
 SIGHTLINE_BATCH_SIZE = int(os.environ.get("SIGHTLINE_BATCH_SIZE", "64"))
 # Positions of the fixed sample a worker scores a network's head atlas on (analysis.heads; at most 256).
 SIGHTLINE_ATLAS_POSITIONS = int(os.environ.get("SIGHTLINE_ATLAS_POSITIONS", "256"))
-# The engine lane beside the network (analysis.reference_engine): the Stockfish binary (empty: stockfish
+# The engine lane beside the network (analysis.engines.reference): the Stockfish binary (empty: stockfish
 # on PATH or in /usr/games), the default nodes per position for the form, API and analyze_pgn, and how
 # long past its per-position time cap a worker waits for an answer before the engine counts as hung.
 SIGHTLINE_ENGINE_PATH = os.environ.get("SIGHTLINE_ENGINE_PATH", "")

@@ -12,8 +12,8 @@ from analysis.cli import CommandError
 
 
 def _limit(args: argparse.Namespace, prefix: str = ""):
-    """An ``analysis.data.engine.EngineLimit`` from the engine options."""
-    from analysis.data.engine import EngineLimit
+    """An ``analysis.engines.limit.EngineLimit`` from the engine options."""
+    from analysis.engines.limit import EngineLimit
 
     try:
         return EngineLimit(depth=getattr(args, prefix + "depth"), nodes=getattr(args, prefix + "nodes"),

@@ -27,10 +27,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm import tqdm
 
-from analysis.data.engine import EngineLimit, engine_version, find_stockfish, init_worker_engine, win_probability, worker_engine
 from analysis.data.sources import PositionSource, from_board
 from analysis.data.store import ANNOTATED_SCHEMA, PLAN_FILE, read_card, shard_path, update_card, write_table_atomic
 from analysis.encoding import legal_move_indices, move_to_index, pack
+from analysis.engines.limit import EngineLimit
+from analysis.engines.pool import init_worker_engine, worker_engine
+from analysis.engines.scores import win_probability
+from analysis.engines.stockfish import require_stockfish, stockfish_version
 
 
 @dataclass(frozen=True)
@@ -129,7 +132,7 @@ def annotate_dataset(root: Path, cfg: AnnotateConfig, *, progress: bool = True) 
         raise FileNotFoundError(f"{plan_path} not found: run `python -m analysis generate` first")
     if cfg.shard_size <= 0 or cfg.workers <= 0:
         raise ValueError("shard_size and workers must be positive")
-    path = find_stockfish(cfg.stockfish)
+    path = require_stockfish(cfg.stockfish)
     plan = pq.read_table(plan_path)
     total = plan.num_rows if cfg.max_positions is None else min(plan.num_rows, cfg.max_positions)
     n_shards = (total + cfg.shard_size - 1) // cfg.shard_size
@@ -137,7 +140,7 @@ def annotate_dataset(root: Path, cfg: AnnotateConfig, *, progress: bool = True) 
     done_rows = total - sum(min(cfg.shard_size, total - i * cfg.shard_size) for i in todo)
     previous = read_card(root).get("annotate", {})
     started = time.time()
-    version = engine_version(path)
+    version = stockfish_version(path)
 
     def summary(done: int) -> dict:
         return {

@@ -13,12 +13,13 @@ import chess
 import pyarrow as pa
 from tqdm import tqdm
 
-from analysis.data.engine import find_stockfish, init_worker_engine
 from analysis.data.held_out import held_out_keys
 from analysis.data.stockfish_games import StockfishGamesConfig, play_stockfish_game
 from analysis.data.sources import (PositionSource, blunder_mate_positions, eco_openings, mate_in_one_positions,
                                   opening_parents, perturb, pgn_positions, tactical_score, thin)
 from analysis.data.store import PLAN_FILE, PLAN_SCHEMA, update_card, write_table_atomic
+from analysis.engines.pool import init_worker_engine
+from analysis.engines.stockfish import require_stockfish
 
 
 @dataclass
@@ -72,7 +73,7 @@ def _selfplay_positions(cfg: GenerateConfig, rng: random.Random) -> list[Positio
         opening = rng.choice(openings)
         tasks.append((opening, f"selfplay:{cfg.seed}:{i}", rng.randrange(2**31), cfg.selfplay))
     out: list[PositionSource] = []
-    path = find_stockfish(cfg.stockfish)
+    path = require_stockfish(cfg.stockfish)
     with mp.Pool(cfg.workers, initializer=init_worker_engine, initargs=(path,)) as pool:
         for positions in tqdm(pool.imap_unordered(_selfplay_task, tasks), total=len(tasks),
                               desc="self-play games", unit="game"):

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 
 import chess
 
-from analysis.data.engine import EngineLimit, win_probability, worker_engine
 from analysis.data.sources import Opening, PositionSource, from_board
+from analysis.engines.limit import EngineLimit
+from analysis.engines.pool import worker_engine
+from analysis.engines.scores import win_probability
 
 
 @dataclass(frozen=True)

@@ -26,10 +26,12 @@ from typing import Iterable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from analysis.encoding.lc0_planes import ROW_BYTES
+
 PLAN_FILE = "plan.parquet"
 ANNOTATED_DIR = "annotated"
 CARD_FILE = "card.json"
-PLANES_BYTES = 112 * 8  # 112 lc0 bitboards, little-endian uint64 each
+PLANES_BYTES = ROW_BYTES  # 112 lc0 bitboards, little-endian uint64 each
 
 PLAN_SCHEMA = pa.schema([
     ("fen", pa.string()),

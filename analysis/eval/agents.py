@@ -19,7 +19,7 @@ from typing import Protocol
 import chess
 import chess.engine
 
-from analysis.data.engine import find_stockfish
+from analysis.engines.stockfish import require_stockfish
 from analysis.material import material_balance
 
 class Agent(Protocol):
@@ -95,7 +95,7 @@ class StockfishSettings:
 
 class StockfishAgent:
     def __init__(self, settings: StockfishSettings, path: str | None = None):
-        self.engine = chess.engine.SimpleEngine.popen_uci(find_stockfish(path))
+        self.engine = chess.engine.SimpleEngine.popen_uci(require_stockfish(path))
         options = {"Threads": 1, "Hash": 16}
         if settings.elo is not None:
             low = self.engine.options["UCI_Elo"].min

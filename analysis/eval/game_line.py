@@ -77,11 +77,11 @@ def stockfish_line(fens: Sequence[str], nodes: int) -> list[float]:
     import chess
     import chess.engine
 
-    from analysis.data.engine import find_stockfish
+    from analysis.engines.stockfish import require_stockfish
     from analysis.evaluator import centipawns_to_score
 
     out = []
-    with chess.engine.SimpleEngine.popen_uci(find_stockfish()) as engine:
+    with chess.engine.SimpleEngine.popen_uci(require_stockfish()) as engine:
         for fen in fens:
             board = chess.Board(fen)
             if board.is_game_over():

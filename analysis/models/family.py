@@ -99,7 +99,7 @@ class ModelFamily:
     # the family's own ``lens`` module; None with ``no_lens_reason`` saying why it cannot be taken apart.
     lens: Callable[[nn.Module, Any], Any] | None = None
     no_lens_reason: str = ""
-    # lc0's own search can run its networks (written back in lc0's format by ``analysis.search.lc0_export``):
+    # lc0's own search can run its networks (written back in lc0's format by ``analysis.models.lc0.convert.export``):
     # the site's "compare with lc0". Where it cannot, ``no_lc0_reason`` may say why in a sentence.
     lc0_search: bool = False
     no_lc0_reason: str = ""

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from analysis.search.lc0_engine import lc0_path
+from analysis.engines.lc0 import lc0_path
 from tests.conftest import IN_CI, ROOT
 from tests.web.serve_process import start_serve, stop_serve
 from tests.web.test_browser import browser, shot  # noqa: F401 (module fixture)

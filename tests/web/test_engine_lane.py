@@ -104,7 +104,7 @@ def test_an_engine_judgements_figures_are_the_values_the_panel_shows():
 def test_engine_values_are_cached_like_the_rest(material_network, monkeypatch):
     require_stockfish()
     first, _ = analysed(material_network)
-    from analysis import reference_engine
+    from analysis.engines import reference as reference_engine
 
     monkeypatch.setattr(reference_engine.ReferenceEngine, "analyse", lambda *a, **k: pytest.fail("not cached"))
     again, messages = analysed(material_network)
@@ -143,7 +143,7 @@ def test_no_stockfish_means_no_engine_line_and_a_sentence_saying_so(material_net
     job, _ = analysed(material_network)
     assert job.status == "done" and "could not be started" in job.engine_note and network_complete(job)
     settings.SIGHTLINE_ENGINE_PATH = ""
-    monkeypatch.setattr("analysis.reference_engine.shutil.which", lambda *a, **k: None)
+    monkeypatch.setattr("analysis.engines.stockfish.shutil.which", lambda *a, **k: None)
     job, _ = analysed(material_network)
     assert "Stockfish is not installed here" in job.engine_note and network_complete(job)
     assert job_snapshot(job)["job"]["engine_note"] == job.engine_note

@@ -9,7 +9,8 @@ import time
 import chess
 import pytest
 
-from analysis.search import lc0_compare, lc0_engine
+from analysis.engines import lc0 as lc0_engine
+from analysis.engines import lc0_compare, lc0_versus_mcts
 from tests.conftest import IN_CI, ROOT
 from tests.fake_engine import process_gone
 from tests.fake_lc0 import write_fake_lc0
@@ -82,7 +83,7 @@ def test_lc0_and_sightline_search_the_same_position_with_the_same_nodes(client, 
         assert side["overruled"] == (side["best"] != side["policy_move"])
         assert side["best_san"] == board.san(chess.Move.from_uci(side["best"]))
         lines = side["lines"]
-        assert 1 < len(lines) <= lc0_runner.LINES and sum(line["visits"] for line in lines) <= side["nodes"]
+        assert 1 < len(lines) <= lc0_versus_mcts.LINES and sum(line["visits"] for line in lines) <= side["nodes"]
         assert [line["visits"] for line in lines] == sorted((line["visits"] for line in lines), reverse=True)
         assert all(0 <= line["prior"] <= 1 and (line["q"] is None or 0 <= line["q"] <= 1) for line in lines)
     # The same net: lc0's raw policy is Sightline's (up to lc0's LINEAR16 rounding of the exported net).

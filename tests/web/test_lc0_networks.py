@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from analysis.evaluator import key_digest
-from analysis.models.lc0 import convert
+from analysis.models.lc0.convert import convert
 from tests.conftest import ROOT, require_shared_data
 from tests.web.conftest import SHORT_GAME
 from webapp.jobs.attention_maps import dequantise

@@ -132,7 +132,7 @@ def test_a_check_of_a_file_replaced_meanwhile_records_nothing(
 
 def test_an_lc0_pb_gz_upload_is_converted_by_the_worker_and_replaces_the_upload(
         admin_client, client, django_capture_on_commit_callbacks, queued_checks, material_network):
-    from analysis.models.lc0.reader import read_net
+    from analysis.models.lc0.convert.reader import read_net
     from tests.conftest import require_shared_data
 
     source = require_shared_data("lc0/synthetic/synth_se_2x16_wdl_mlh.pb.gz")

@@ -11,9 +11,9 @@ import codecs
 from django import forms
 from django.conf import settings
 
-from analysis.reference_engine import MAX_NODES as ENGINE_MAX_NODES
-from analysis.reference_engine import MIN_NODES as ENGINE_MIN_NODES
-from analysis.reference_engine import find_engine
+from analysis.engines.reference import MAX_NODES as ENGINE_MAX_NODES
+from analysis.engines.reference import MIN_NODES as ENGINE_MIN_NODES
+from analysis.engines.stockfish import find_stockfish
 from webapp.jobs.gameinput import (
     MAX_INPUT_BYTES, MAX_PLIES, GameInputError, GameTree, MultipleGames, parse_fen, parse_pgn,
 )
@@ -71,7 +71,7 @@ class AnalyseForm(forms.Form):
         self.status_code = 400
         self.fields["engine_nodes"].initial = settings.SIGHTLINE_ENGINE_NODES
         self.fields["engine_nodes"].help_text = engine_help(settings.SIGHTLINE_ENGINE_NODES,
-                                                            find_engine(settings.SIGHTLINE_ENGINE_PATH or None))
+                                                            find_stockfish(settings.SIGHTLINE_ENGINE_PATH or None))
         default = Network.objects.offered().first()
         if default is not None:
             self.fields["network"].initial = default.name

@@ -16,8 +16,8 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET
 
 from analysis.pov import score_for_white
-from analysis.search.lc0_compare import INSTALL_HINT
-from analysis.search.lc0_engine import lc0_path
+from analysis.engines.lc0_compare import INSTALL_HINT
+from analysis.engines.lc0 import lc0_path
 from webapp.jobs.gameinput import board_for
 from webapp.jobs.jobs import get_job_or_404
 from webapp.jobs.keys import node_key

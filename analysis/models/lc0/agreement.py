@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from analysis.models.lc0.evaluate import evaluate_boards
-from analysis.models.lc0.model import load_lc0
+from analysis.models.lc0.convert.load import load_lc0
 from analysis.encoding.lc0_formats import TRANSPOSE, encode_boards, move_indices
 
 NETWORKS = ("maia-1100", "maia-1500", "maia-1900", "meangirl-8", "synth_se_2x16_wdl_mlh",

@@ -16,14 +16,13 @@ from functools import lru_cache
 import torch
 from torch import nn
 
+from analysis.encoding.lc0_planes import PLANES
 from analysis.encoding.policy_index import vocabulary
 from analysis.models.lc0.activations import Activation
 from analysis.models.lc0.config import AttentionConfig
 from analysis.models.lc0.encoder import FFN, EncoderLayer, Smolgen
 from analysis.models.lc0.heads import AttentionPolicyHead, AttentionValueHead
 from analysis.models.lc0.resnet import value_outputs
-
-PLANES = 112
 
 
 @lru_cache(maxsize=1)

@@ -21,10 +21,10 @@ import chess
 import torch
 from torch import nn
 
+from analysis.encoding.lc0_planes import PLANES
 from analysis.models.lc0.lens import gather_moves, prepare_lc0, read_lc0, stack_inputs, timeline_prepare_lc0
 from analysis.models.lens import LensAdapter, Prepared, ReadOut, UnitKind, hooks
 
-PLANES = 112
 NO_HEADS = "lc0's SE-ResNets are convolutional networks: they have no attention heads to take apart"
 NO_MLP = ("lc0's SE-ResNets have no MLP layers: their units are the residual blocks and the channels "
           "of each block (unit kinds 'block' and 'channel')")

@@ -12,11 +12,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from analysis.encoding.lc0_planes import PLANES
 from analysis.models.lc0.activations import Activation
 from analysis.models.lc0.config import ResNetConfig
 from analysis.models.lc0.policy_map import conv_policy_index
-
-PLANES = 112
 
 
 def conv(cin: int, cout: int, k: int) -> nn.Conv2d:

@@ -103,7 +103,7 @@ def judgement_for_white(data: dict, mover_white: bool) -> dict:
 
 
 def engine_for_white(data: dict, white: bool) -> dict:
-    """A stored engine value (``analysis.reference_engine.EngineValue.to_json``) as White's, with
+    """A stored engine value (``analysis.engines.reference.EngineValue.to_json``) as White's, with
     White's win % (lichess's curve). A checkmated side to move has mate 0 either way (the node's
     outcome says who)."""
     score = score_for_white(data["score"], white)

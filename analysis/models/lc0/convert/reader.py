@@ -16,9 +16,9 @@ from pathlib import Path
 
 from analysis.encoding.lc0_formats import INPUT_FORMATS
 from analysis.errors import CheckpointError
-from analysis.models.lc0.proto import net_class
-from analysis.models.lc0.unpacking import MAX_UNPACKED, unpack_into
-from analysis.models.lc0.weights import LINEAR16
+from analysis.models.lc0.convert.proto import net_class
+from analysis.models.lc0.convert.unpacking import MAX_UNPACKED, unpack_into
+from analysis.models.lc0.convert.weights import LINEAR16
 
 MAGIC = 0x1C0
 SUPPORTED_VERSION = (0, 33)  # lc0 v0.33: the newest format fields we read (per-layer FP32 encoding)
@@ -79,7 +79,7 @@ def read_net(path: str | Path) -> Lc0File:
     """Parse and check an lc0 ``.pb.gz`` (or uncompressed ``.pb``) file.
 
     The file is hashed and unpacked as it streams in, within ``MAX_UNPACKED``
-    (``analysis.models.lc0.unpacking`` states the memory it takes).
+    (``analysis.models.lc0.convert.unpacking`` states the memory it takes).
     """
     path = Path(path)
     try:

@@ -2,7 +2,7 @@
 
 The site keeps only the converted checkpoint of an uploaded lc0 net (and ships Maia that way), so
 running lc0's own search on "the same net" needs the file lc0 reads. Layers are written where the
-importer (``analysis.models.lc0.import_resnet``) reads them, with batch norm already folded into
+importer (``import_resnet``, beside this module) reads them, with batch norm already folded into
 each convolution's weights and biases (lc0 takes a conv block without batch-norm statistics as
 is). Values are LINEAR16, the one encoding lc0 0.32.1 reads: each layer is quantised to 65,536
 steps between its own min and max, so lc0's outputs differ from Sightline's by that rounding
@@ -12,14 +12,15 @@ steps between its own min and max, so lc0's outputs differ from Sightline's by t
 from __future__ import annotations
 
 import gzip
+import hashlib
 from pathlib import Path
 
 import numpy as np
 
 from analysis.errors import CheckpointError
-from analysis.models.lc0.proto import net_class
-from analysis.models.lc0.reader import MAGIC
-from analysis.models.lc0.weights import LINEAR16
+from analysis.models.lc0.convert.proto import net_class
+from analysis.models.lc0.convert.reader import MAGIC
+from analysis.models.lc0.convert.weights import LINEAR16
 
 
 def _put(message, field: str, tensor) -> None:
@@ -82,4 +83,15 @@ def export_lc0(model, out: Path) -> Path:
     partial = out.with_name(out.name + ".partial")
     partial.write_bytes(gzip.compress(resnet_net(model).SerializeToString(), compresslevel=1))
     partial.replace(out)
+    return out
+
+
+def exported_net(checkpoint: Path, model, cache_dir: Path) -> Path:
+    """``model`` (loaded from ``checkpoint``) in lc0's format under ``cache_dir``, written once per
+    checkpoint: the file is named by the checkpoint's SHA-256, so the next call finds it."""
+    digest = hashlib.sha256(Path(checkpoint).read_bytes()).hexdigest()[:32]
+    out = Path(cache_dir) / f"{digest}.pb.gz"
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        export_lc0(model, out)
     return out

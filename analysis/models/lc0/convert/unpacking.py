@@ -21,7 +21,7 @@ import zlib
 from google.protobuf.message import DecodeError
 
 from analysis.errors import CheckpointError, NetworkTooLarge
-from analysis.models.lc0.proto import SCHEMA
+from analysis.models.lc0.convert.proto import SCHEMA
 
 MAX_UNPACKED = 2 << 30  # 2 GiB; BT4 is ~0.4 GB unpacked
 WINDOW = 1 << 20  # bytes read from the file, and unpacked, per step

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from analysis.errors import CheckpointError
-from analysis.models.lc0.weights import decode_layer, layer_size
+from analysis.models.lc0.convert.weights import decode_layer, layer_size
 
 BN_EPS = 1e-5  # lc0's batch-norm epsilon
 

@@ -14,13 +14,13 @@ from lichess's win-% curve (``analysis.game_review.win_percent``).
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 from dataclasses import dataclass, field
 
 import chess
 import chess.engine
 
+from analysis.engines.stockfish import find_stockfish
 from analysis.game_review import win_percent
 
 # The default budget: a fixed node count per position (reproducible across machines, unlike a time),
@@ -38,13 +38,6 @@ PV_MOVES = 12
 
 class EngineFailure(Exception):
     """The engine is missing, died or stopped answering; ``str()`` is the sentence to show."""
-
-
-def find_engine(path: str | None = None) -> str | None:
-    """``path`` if given, else ``stockfish`` on PATH or in /usr/games; None when there is none."""
-    if path:
-        return path
-    return shutil.which("stockfish") or shutil.which("stockfish", path="/usr/games")
 
 
 def check_nodes(nodes: int) -> int:
@@ -112,7 +105,7 @@ class ReferenceEngine:
 
     def __init__(self, path: str | None = None, nodes: int = DEFAULT_NODES, *, slack_s: float = DEFAULT_SLACK_S,
                  hash_mb: int = 32, threads: int = 1):
-        self.path, self.nodes, self.slack_s = find_engine(path), check_nodes(nodes), slack_s
+        self.path, self.nodes, self.slack_s = find_stockfish(path), check_nodes(nodes), slack_s
         self.options = {"Threads": threads, "Hash": hash_mb}
         self.think_s = max(MIN_THINK_S, nodes / SLOWEST_NPS)
         self._engine: chess.engine.SimpleEngine | None = None

@@ -8,11 +8,12 @@ and value weights on ``Weights`` itself; they become the "vanilla" policy and
 
 from __future__ import annotations
 
+from analysis.encoding.lc0_planes import PLANES
 from analysis.errors import CheckpointError
 from analysis.models.lc0.activations import resolve
 from analysis.models.lc0.config import AttentionConfig
-from analysis.models.lc0.reader import ACTIVATIONS, Lc0File
-from analysis.models.lc0.tensors import linear, present, prefixed, size, take
+from analysis.models.lc0.convert.reader import ACTIVATIONS, Lc0File
+from analysis.models.lc0.convert.tensors import linear, present, prefixed, size, take
 
 POLICY_FIELDS = ("vanilla", "optimistic_st", "soft", "opponent")
 VALUE_FIELDS = ("winner", "q", "st")
@@ -122,7 +123,7 @@ def _encoder(layer, c: AttentionConfig, embed: int, d_model: int, ffn: int, path
 
 def _embedding(w, c: AttentionConfig) -> dict:
     E, state = c.embed, {}
-    width = 112 + (c.dense_features if c.embedding == "pe_dense" else 64)
+    width = PLANES + (c.dense_features if c.embedding == "pe_dense" else 64)
     if c.embedding == "pe_dense":
         state.update(prefixed("preproc", linear(w, "ip_emb_preproc_w", "ip_emb_preproc_b", 64 * c.dense_features,
                                                 64 * 12, "")))
