@@ -262,3 +262,43 @@ def test_a_network_judgement_puts_the_reviews_counts_behind():
                      "review.arrived({ node: 1, judgement: { glyph: '?', source: 'network' } });"
                      "console.log(JSON.stringify([before, evalOnly, review.stale]));")
     assert got == [False, False, True]
+
+
+# lib/poll.js against a scripted server: fetch answers from a list, time passes only in setTimeout.
+FAKE_SERVER = """
+let now = 0; const waits = [], asked = [];
+Date.now = () => now;
+globalThis.setTimeout = (done, ms) => { waits.push(ms); now += ms; done(); return 0; };
+const answer = ([status, body, retry]) => new Response(JSON.stringify(body),
+  { status, headers: retry === undefined ? {} : { "Retry-After": String(retry) } });
+const script = (answers) => { globalThis.fetch = async (url) => { asked.push(url); return answer(answers.shift()); }; };
+const outcome = (p) => p.then((body) => ({ body }), (e) => ({ error: e.message, kind: e.name, status: e.status }));
+"""
+
+
+def poll_outcome(answers: list, options: str = "{}", ask: str = "'/x/'") -> dict:
+    return run_module(imports("lib/poll.js", "pollJson") + FAKE_SERVER + f"script({json.dumps(answers)});"
+                      f"outcome(pollJson({ask}, {options})).then((o) => console.log(JSON.stringify({{ ...o, waits, asked }})));")
+
+
+def test_poll_waits_out_pending_and_busy_answers_as_the_server_asks():
+    """202 and 429 both wait the server's Retry-After (else a second) and ask again: the lc0 panel
+    took a 429 (its queue full) for a failure."""
+    got = poll_outcome([[202, {"status": "pending"}, 1], [429, {"error": "busy"}, 5], [202, {}], [200, {"ok": 1}]])
+    assert got["body"] == {"ok": 1} and got["waits"] == [1000, 5000, 1000] and got["asked"] == ["/x/"] * 4
+
+
+def test_poll_fails_with_the_servers_sentence_and_gives_up_at_the_deadline():
+    failed = poll_outcome([[202, {}, 1], [503, {"error": "Computing the lens failed: out of memory"}, 5]])
+    assert failed["error"] == "Computing the lens failed: out of memory" and failed["status"] == 503
+    assert poll_outcome([[404, {}]])["error"] == "error 404"
+    late = poll_outcome([[202, {}, 1]] * 5, "{ deadlineMs: 2500, tooLong: 'the split is taking too long' }")
+    assert late["kind"] == "PollTimedOut" and late["error"] == "the split is taking too long" and late["waits"] == [1000, 1000]
+
+
+def test_poll_stops_quietly_once_the_user_moved_on_and_lets_the_caller_choose_the_next_request():
+    moved = poll_outcome([[202, {}, 1], [200, {"ok": 1}]], "{ current: () => asked.length < 2 }")
+    assert moved["body"] is None and moved["asked"] == ["/x/", "/x/"]
+    ask = "(pending) => fetch(pending?.poll ?? '/scan/?retry=1')"
+    followed = poll_outcome([[202, {"poll": "/scan/7/"}, 1], [429, {"poll": "/scan/7/"}, 2], [200, {"top": []}]], ask=ask)
+    assert followed["body"] == {"top": []} and followed["asked"] == ["/scan/?retry=1", "/scan/7/", "/scan/7/"]
