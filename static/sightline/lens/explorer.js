@@ -9,7 +9,7 @@
 // "split" (split.js) adds the layer taken apart: content, position term and final map side by side.
 import { base64Bytes } from "../lib/base64.js";
 import { Board, squareIndex, squareName } from "../lib/board.js";
-import { colour } from "../lib/colour.js";
+import { colour, colourGradient } from "../lib/colour.js";
 import { pollJson } from "../lib/poll.js";
 import { SplitView } from "./split.js";
 
@@ -395,7 +395,7 @@ export class Explorer {
     document.getElementById("legend").title = { map: "attention probability; colours span this map's range",
       layer: "attention probability; colours span 0 to the highest value of this layer's heads",
       absolute: "attention probability; colours span 0 to 1" }[this.scale];
-    document.getElementById("legend-bar").style.background = `linear-gradient(to right, ${[0, 0.25, 0.5, 0.75, 1].map(colour).join(",")})`;
+    document.getElementById("legend-bar").style.background = colourGradient();
     const sq = squareName(this.query);
     const label = this.head === "mean" ? null : this.labelOf(this.layer, Number(this.head));
     const headText = this.head === "mean" ? "mean of heads" : `head ${Number(this.head) + 1}${label ? ` (${label})` : ""}`;

@@ -7,7 +7,7 @@
 // where the network has no split the panel says why, in the family's words. ?split=1 opens it.
 import { base64Bytes } from "../lib/base64.js";
 import { Board, squareName } from "../lib/board.js";
-import { colour } from "../lib/colour.js";
+import { colourGradient } from "../lib/colour.js";
 import { pollJson } from "../lib/poll.js";
 import { getJsonResponse } from "../lib/requests.js";
 
@@ -117,7 +117,7 @@ export class SplitView {
       board.svg.addEventListener("mouseleave", () => this.hoverSquare(part, null));
       const legend = make("div", { className: "legend" }, fig);
       const low = make("span", {}, legend), bar = make("span", { className: "legend-bar" }, legend), high = make("span", {}, legend);
-      bar.style.background = `linear-gradient(to right, ${[0, 0.25, 0.5, 0.75, 1].map(colour).join(",")})`;
+      bar.style.background = colourGradient();
       make("figcaption", { textContent: title }, fig);
       return { part, board, low, high, shown: null };
     });

@@ -13,3 +13,6 @@ export function colour(v) {
   }
   return "rgb(253,231,37)";
 }
+
+// The map as a CSS gradient, low to high, for a legend's bar.
+export const colourGradient = () => `linear-gradient(to right, ${[0, 0.25, 0.5, 0.75, 1].map(colour).join(",")})`;
