@@ -1,6 +1,8 @@
-// Home form: the budget field follows the chosen search (unit, range, default).
+// The home page's form (templates/analyses/home.html): the budget follows the chosen search, the
+// search the chosen network, and the site's estimate of the cost ("About 3.4 s per position") all three.
 import { fmtDuration } from "../lib/format.js";
 
+// The budget field follows the chosen search (unit, range, default).
 export function wireBudget(form) {
   if (!form) return;
   const search = form.querySelector("#id_search");
