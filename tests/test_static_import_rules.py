@@ -141,6 +141,14 @@ def test_lib_imports_only_lib_and_the_features_depend_one_way():
     assert folder_breaches(EDGES) == []
 
 
+def test_the_templates_load_page_modules_that_exist():
+    """The pages' entry points: every script a template names by {% static %} is a file under pages/."""
+    named = {m.group(1) for path in (ROOT / "templates").rglob("*.html")
+             for m in re.finditer(r"""{%\s*static\s+['"]sightline/([^'"]+\.js)['"]\s*%}""", path.read_text(encoding="utf-8"))}
+    assert named == {"pages/game.js", "pages/home.js", "pages/atlas.js"}
+    assert all((SCRIPTS / name).is_file() for name in named)
+
+
 # -- the checks themselves, on small graphs: the old layout's circles fail them ---------------------
 # The flat layout before issue 36: explorer.js <-> split.js, atlas.js and split.js borrowing colour
 # from the explorer, status.js taking fmtDuration from home.js, disagreements.js escapeHtml from review.js.
