@@ -51,7 +51,7 @@ def test_the_explorer_greys_exactly_the_squares_without_an_edge():
     expected = [[0] * 64 for _ in range(64)]
     for s, r in zip(graph.senders.tolist(), graph.receivers.tolist()):
         expected[r][s] = 1
-    script = (f"import {{ movesApart }} from '{(ROOT / 'static/sightline/explorer.js').as_uri()}';"
+    script = (f"import {{ movesApart }} from '{(ROOT / 'static/sightline/lens/explorer.js').as_uri()}';"
               "const m = []; for (let q = 0; q < 64; q++) { const row = [];"
               " for (let k = 0; k < 64; k++) row.push(movesApart(q, k) ? 1 : 0); m.push(row); }"
               "console.log(JSON.stringify(m));")

@@ -77,7 +77,7 @@ def test_the_worker_stores_action_values_beside_the_policy(cb_network, client, m
 def test_the_game_page_script_renders_win_probabilities():
     from tests.conftest import ROOT
 
-    script = (ROOT / "static" / "sightline" / "position.js").read_text()
+    script = (ROOT / "static" / "sightline" / "game" / "position.js").read_text()
     assert "r.eval?.action_values" in script and "bar-win" in script
     assert ".bar-win" in (ROOT / "static" / "sightline" / "site.css").read_text()
 

@@ -158,7 +158,7 @@ def test_choosing_a_network_chooses_its_search_and_that_searchs_budget():
     node = shutil.which("node")
     if node is None:
         _missing("node is not installed (apt-get install nodejs)")
-    script = (f"import {{ wireBudget, wireSearchDefault }} from '{(ROOT / 'static/sightline/home.js').as_uri()}';"
+    script = (f"import {{ wireBudget, wireSearchDefault }} from '{(ROOT / 'static/sightline/pages/home.js').as_uri()}';"
               + FAKE_FORM +
               "wireBudget(form); wireSearchDefault(form); const seen = [];"
               "const pick = (name) => { network.value = name; network.dispatchEvent(new Event('change'));"

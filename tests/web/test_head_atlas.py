@@ -218,7 +218,7 @@ def test_the_explorer_shows_me_the_query_where_the_head_shows_its_label_most():
 
     node = shutil.which("node") or _missing("node is not installed (apt-get install nodejs)")
     patterns = [sorted(chess.SquareSet(chess.BB_KNIGHT_ATTACKS[q])) for q in range(64)]
-    script = (f"import {{ strongestQuery }} from '{(ROOT / 'static/sightline/explorer.js').as_uri()}';"
+    script = (f"import {{ strongestQuery }} from '{(ROOT / 'static/sightline/lens/explorer.js').as_uri()}';"
               "const heads = 2, maps = new Float32Array(heads * 4096);"
               "for (let q = 0; q < 64; q++) for (let k = 0; k < 64; k++) maps[4096 + q * 64 + k] = 1 / 64;"
               f"const patterns = {json.dumps(patterns)}, g6 = {chess.G6};"

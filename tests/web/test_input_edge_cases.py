@@ -165,7 +165,7 @@ def test_static_paths_outside_the_static_folders_are_404():
 
     assert async_to_sync(status)("/static/../webapp/settings.py") == 404
     assert async_to_sync(status)("/static/sightline/../../../../etc/passwd") == 404
-    assert async_to_sync(status)("/static/sightline/game.js") == 200
+    assert async_to_sync(status)("/static/sightline/pages/game.js") == 200
 
 
 @pytest.mark.parametrize("path", ["/ws/nothing/", "/ws/jobs/", "/"])

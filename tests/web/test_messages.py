@@ -115,17 +115,17 @@ def defines_method(module: str, name: str) -> bool:
 
 
 def test_the_pages_dispatcher_handles_every_kind_the_server_sends():
-    result = node_script(DISPATCH % (SCRIPTS / "socket.js").as_uri())
+    result = node_script(DISPATCH % (SCRIPTS / "game" / "socket.js").as_uri())
     handled = result["handled"]
     # Replies answer a client's own message (a ping); the page sends none.
     assert set(handled) == set(MESSAGES) - REPLIES
-    assert "ping" not in (SCRIPTS / "socket.js").read_text() + (SCRIPTS / "game.js").read_text()
+    assert "ping" not in (SCRIPTS / "game" / "socket.js").read_text() + (SCRIPTS / "game" / "game.js").read_text()
     for kind, calls in handled.items():
         assert len(calls) == 1, (kind, calls)
         *owner, method = calls[0].split(".")
         if owner == ["console"]:
             continue
-        module = {(): "game.js", ("deeper",): "deeper.js"}[tuple(owner)]
+        module = {(): "game/game.js", ("deeper",): "game/deeper.js"}[tuple(owner)]
         assert defines_method(module, method), f"{kind}: {calls[0]} is not defined in {module}"
     assert result["unknown"] == ["console.warn"]  # said, not thrown
 

@@ -36,13 +36,13 @@ def imports(module: str, *names: str) -> str:
 ])
 def test_a_mate_on_the_search_line_is_shown_as_a_mate(search, white_moves, mate):
     call = f"mateInLine({json.dumps(search)}, {json.dumps(white_moves)})"
-    got = run_module(imports("format.js", "mateInLine") + f"console.log(JSON.stringify({call}));")
+    got = run_module(imports("lib/format.js", "mateInLine") + f"console.log(JSON.stringify({call}));")
     assert got == mate
 
 
 def test_the_eval_text_at_a_mate_in_one_is_the_mate():
     nodes = [{"id": 0, "fen": "r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4", "outcome": None}]
-    got = run_module(imports("results.js", "Results") +
+    got = run_module(imports("game/results.js", "Results") +
                      f"const r = new Results({json.dumps(nodes)}, 0.00368208);"
                      "r.merge(0, { search: { score: 1.0, mate: null, pv_san: ['Qxf7#'] } });"
                      "console.log(JSON.stringify(r.evalText(0)));")
@@ -50,7 +50,7 @@ def test_the_eval_text_at_a_mate_in_one_is_the_mate():
 
 
 def test_the_search_rate_between_positions_keeps_the_last_one():
-    got = run_module(imports("status.js", "searchRate") +
+    got = run_module(imports("game/status.js", "searchRate") +
                      "const rates = [searchRate([{ nps: 900 }], 0), searchRate([{ nps: 900 }, { nps: 0 }], 900),"
                      " searchRate([], 900), searchRate([{ nps: 0 }], 0)];"
                      "console.log(JSON.stringify(rates));")
@@ -58,7 +58,7 @@ def test_the_search_rate_between_positions_keeps_the_last_one():
 
 
 def test_a_single_positions_graph_has_no_fractional_ply_axis():
-    got = run_module(imports("graph.js", "plyAxis")
+    got = run_module(imports("game/graph.js", "plyAxis")
                      + "console.log(JSON.stringify([plyAxis([19]), plyAxis([0, 1, 2, 3])]));")
     single, game = got
     assert single["showticklabels"] is False and single["tickformat"] == "d"
@@ -68,7 +68,7 @@ def test_a_single_positions_graph_has_no_fractional_ply_axis():
 def legend_of_marks(glyphs: dict, source: str, view: str = "engine") -> list:
     game = {"nodes": [{"id": i, "ply": i, "san": san, "parent": i - 1 if i else None, "fen": "x w"}
                       for i, san in enumerate(["", "e4", "f6", "d4", "g5", "Qh5#"])], "marksView": view}
-    return run_module(imports("graph.js", "markTraces") +
+    return run_module(imports("game/graph.js", "markTraces") +
                       f"const game = {json.dumps(game)}, glyphs = {json.dumps(glyphs)}, source = {json.dumps(source)};"
                       "game.results = { judgement: (id, view) => glyphs[id] && view === game.marksView"
                       " ? { glyph: glyphs[id], source } : null, score: () => 0.5, engineScore: () => 0.25 };"
@@ -86,7 +86,7 @@ def test_a_mark_at_the_graphs_edge_is_drawn_whole():
     """A blunder into a mate sits at 0% or 100% on the engine's line: Plotly clipped it in half."""
     game = {"nodes": [{"id": 0, "ply": 0, "san": "", "parent": None}, {"id": 1, "ply": 1, "san": "f3", "parent": 0}],
             "marksView": "engine"}
-    got = run_module(imports("graph.js", "markTraces") + f"const game = {json.dumps(game)};"
+    got = run_module(imports("game/graph.js", "markTraces") + f"const game = {json.dumps(game)};"
                      "game.results = { judgement: (id) => id === 1 ? { glyph: '??', source: 'engine' } : null,"
                      " score: () => 0.5, engineScore: () => 0 };"
                      "console.log(JSON.stringify(markTraces(game, [0, 1]).map((t) => [t.y, t.cliponaxis])));")
@@ -109,7 +109,7 @@ def test_the_networks_marks_are_never_named_in_lichesss_words():
 ])
 def test_the_engines_figure_is_pawns_or_a_mate(engine, outcome, text):
     call = f"engineFigure({json.dumps(engine)}, {json.dumps(outcome)})"
-    assert run_module(imports("results.js", "engineFigure") + f"console.log(JSON.stringify({call}));") == text
+    assert run_module(imports("game/results.js", "engineFigure") + f"console.log(JSON.stringify({call}));") == text
 
 
 @pytest.mark.parametrize("engine, outcome, text", [
@@ -119,7 +119,7 @@ def test_the_engines_figure_is_pawns_or_a_mate(engine, outcome, text):
 ])
 def test_the_engines_effort_is_its_nodes_or_that_the_game_is_over(engine, outcome, text):
     call = f"engineEffort({json.dumps(engine)}, {json.dumps(outcome)})"
-    assert run_module(imports("results.js", "engineEffort") + f"console.log(JSON.stringify({call}));") == text
+    assert run_module(imports("game/results.js", "engineEffort") + f"console.log(JSON.stringify({call}));") == text
 
 
 @pytest.mark.parametrize("body, positions, text", [
@@ -135,12 +135,12 @@ def test_the_engines_effort_is_its_nodes_or_that_the_game_is_over(engine, outcom
 ])
 def test_the_home_forms_estimate_gives_stockfishs_share_beside_the_networks(body, positions, text):
     call = f"estimateText({json.dumps(body)}, {positions})"
-    assert run_module(imports("home.js", "estimateText") + f"console.log(JSON.stringify({call}));") == text
+    assert run_module(imports("pages/home.js", "estimateText") + f"console.log(JSON.stringify({call}));") == text
 
 
 def test_the_networks_line_smoothed_over_two_plies_cancels_a_side_to_move_bias():
     # A network that adds 0.1 for the side to move: White's score swings 0.6, 0.4, 0.6, ... about 0.5.
-    got = run_module(imports("graph.js", "smoothTwoPlies") +
+    got = run_module(imports("game/graph.js", "smoothTwoPlies") +
                      "console.log(JSON.stringify(smoothTwoPlies([0.6, 0.4, 0.6, null, 0.4, 0.6])));")
     assert got == [0.6, 0.5, 0.5, None, 0.4, 0.5]
 
@@ -148,7 +148,7 @@ def test_the_networks_line_smoothed_over_two_plies_cancels_a_side_to_move_bias()
 def test_disagreements_sort_by_gap_or_by_the_move_first():
     items = [{"node": 1, "gap": 0.1, "same_move": False}, {"node": 2, "gap": 0.3, "same_move": True},
              {"node": 3, "gap": 0.2, "same_move": False}]
-    got = run_module(imports("disagreements.js", "sortDisagreements") +
+    got = run_module(imports("compare/disagreements.js", "sortDisagreements") +
                      f"const items = {json.dumps(items)};"
                      "console.log(JSON.stringify([sortDisagreements(items, 'gap'), sortDisagreements(items, 'move')]"
                      ".map((l) => l.map((d) => d.node))));")
@@ -159,7 +159,7 @@ def test_the_review_table_has_each_players_figures_and_the_networks_counts_its_g
     player = lambda acc, acpl, i, m, b: {"accuracy": acc, "acpl": acpl, "inaccuracies": i, "mistakes": m,
                                          "blunders": b, "moves": 10}  # noqa: E731
     engine = {"white": player(91.2, 18, 1, 0, 0), "black": player(None, None, 0, 1, 2)}
-    got = run_module(imports("review.js", "reviewRows", "networkCounts") +
+    got = run_module(imports("compare/review.js", "reviewRows", "networkCounts") +
                      f"console.log(JSON.stringify([reviewRows({json.dumps(engine)}),"
                      " networkCounts({ inaccuracies: 3, mistakes: 1, blunders: 0 })]));")
     rows, counts = got
@@ -186,14 +186,14 @@ AFTER_RC2 = {"san": "Rc2#", "ply": 82, "fen": "1Q6/5pk1/2p3p1/1p2N2p/1b5P/1bn5/2
 ])
 def test_an_unmarked_move_better_than_the_engines_choice_is_not_called_worse(node, judgement, words):
     j = {**judgement, "source": "engine", "glyph": None, "name": None, "reason": "", "bound": "exact"}
-    got = run_module(imports("moves.js", "judgementTitle") + f"console.log(JSON.stringify(judgementTitle({json.dumps(j)}, "
+    got = run_module(imports("game/moves.js", "judgementTitle") + f"console.log(JSON.stringify(judgementTitle({json.dumps(j)}, "
                      f"{json.dumps(node)}, 'policy')));")
     assert got.startswith(words)
 
 
 def test_the_progress_counts_the_engine_lane_while_it_runs():
     """The network's part done, the engine a quarter through: not "almost done", and the bar not full."""
-    got = run_module(imports("status.js", "progress") + "console.log(JSON.stringify(["
+    got = run_module(imports("game/status.js", "progress") + "console.log(JSON.stringify(["
                      "progress({engine_nodes: 100000, engine_note: ''}, [80, 80, 20], 80),"
                      "progress({engine_nodes: 0, engine_note: ''}, [80, 80, 0], 80),"
                      "progress({engine_nodes: 100000, engine_note: 'No engine line: Stockfish is not installed'}, [80, 80, 0], 80)]));")
@@ -205,7 +205,7 @@ def test_the_progress_counts_the_engine_lane_while_it_runs():
 def test_the_time_left_is_not_the_networks_estimate_while_the_engine_runs():
     """Before the engine's first value the only rate was the network's measured cost per position:
     "almost done" with Stockfish at 0 of 36."""
-    got = run_module(imports("status.js", "JobStatus") +
+    got = run_module(imports("game/status.js", "JobStatus") +
                      "const game = { page: { estimate: { seconds_per_position: 0.001 } } };"
                      "const a = new JobStatus(game), b = new JobStatus(game);"
                      "console.log(JSON.stringify([a.secondsLeft(0, 36, 1000, true), b.secondsLeft(0, 36, 1000, false)]));")
@@ -225,7 +225,7 @@ def test_a_review_without_figures_says_why_and_never_waits_on_a_finished_job(chi
     """A FEN-only job, done, said "Waiting for the engine's values…" for ever, with the network's marks at 0."""
     game = {"nodes": [{"id": 0, "children": children}], "status": {**status, "engine_note": ""},
             "page": {"headers": {}, "network": {"name": "ag-cpu"}}}
-    got = run_module(imports("review.js", "GameReview") + FAKE_DOCUMENT +
+    got = run_module(imports("compare/review.js", "GameReview") + FAKE_DOCUMENT +
                      f"const game = {json.dumps(game)}; game.engineNote = () => '';"
                      "const review = new GameReview(game);"
                      "review.update({ review: { engine: null, network_marks: { white: {}, black: {} } } });"
@@ -238,7 +238,7 @@ def test_the_marks_legend_says_which_marks_are_still_the_networks():
     the line under the moves called them all the reference engine's."""
     words = {"engineShort": "Marks: the reference engine's.", "engineLong": "E long.",
              "networkShort": "Marks: the network's.", "networkLong": "N long."}
-    got = run_module(imports("moves.js", "marksLegend") + f"const w = {json.dumps(words)};"
+    got = run_module(imports("game/moves.js", "marksLegend") + f"const w = {json.dumps(words)};"
                      "console.log(JSON.stringify([marksLegend(w, 'engine', true, true, 'cf-small'),"
                      " marksLegend(w, 'engine', true, false, 'cf-small'), marksLegend(w, 'network', true, true, 'cf-small'),"
                      " marksLegend(w, 'engine', false, true, 'cf-small')]));")
@@ -253,7 +253,7 @@ def test_a_network_judgement_puts_the_reviews_counts_behind():
     (0 for a job watched from its start): only the engine's values made the page fetch them again."""
     game = {"nodes": [{"id": 0, "children": [1]}], "status": {"status": "running", "engine_nodes": 0, "engine_note": ""},
             "page": {"headers": {}, "network": {"name": "cf-small"}, "urls": {"state": "/state/"}}}
-    got = run_module(imports("review.js", "GameReview") + FAKE_DOCUMENT +
+    got = run_module(imports("compare/review.js", "GameReview") + FAKE_DOCUMENT +
                      f"const game = {json.dumps(game)}; game.engineNote = () => '';"
                      "globalThis.setTimeout = () => 1; const review = new GameReview(game);"
                      "review.update({ review: { engine: null, network_marks: { white: {}, black: {} } } });"
@@ -262,3 +262,43 @@ def test_a_network_judgement_puts_the_reviews_counts_behind():
                      "review.arrived({ node: 1, judgement: { glyph: '?', source: 'network' } });"
                      "console.log(JSON.stringify([before, evalOnly, review.stale]));")
     assert got == [False, False, True]
+
+
+# lib/poll.js against a scripted server: fetch answers from a list, time passes only in setTimeout.
+FAKE_SERVER = """
+let now = 0; const waits = [], asked = [];
+Date.now = () => now;
+globalThis.setTimeout = (done, ms) => { waits.push(ms); now += ms; done(); return 0; };
+const answer = ([status, body, retry]) => new Response(JSON.stringify(body),
+  { status, headers: retry === undefined ? {} : { "Retry-After": String(retry) } });
+const script = (answers) => { globalThis.fetch = async (url) => { asked.push(url); return answer(answers.shift()); }; };
+const outcome = (p) => p.then((body) => ({ body }), (e) => ({ error: e.message, kind: e.name, status: e.status }));
+"""
+
+
+def poll_outcome(answers: list, options: str = "{}", ask: str = "'/x/'") -> dict:
+    return run_module(imports("lib/poll.js", "pollJson") + FAKE_SERVER + f"script({json.dumps(answers)});"
+                      f"outcome(pollJson({ask}, {options})).then((o) => console.log(JSON.stringify({{ ...o, waits, asked }})));")
+
+
+def test_poll_waits_out_pending_and_busy_answers_as_the_server_asks():
+    """202 and 429 both wait the server's Retry-After (else a second) and ask again: the lc0 panel
+    took a 429 (its queue full) for a failure."""
+    got = poll_outcome([[202, {"status": "pending"}, 1], [429, {"error": "busy"}, 5], [202, {}], [200, {"ok": 1}]])
+    assert got["body"] == {"ok": 1} and got["waits"] == [1000, 5000, 1000] and got["asked"] == ["/x/"] * 4
+
+
+def test_poll_fails_with_the_servers_sentence_and_gives_up_at_the_deadline():
+    failed = poll_outcome([[202, {}, 1], [503, {"error": "Computing the lens failed: out of memory"}, 5]])
+    assert failed["error"] == "Computing the lens failed: out of memory" and failed["status"] == 503
+    assert poll_outcome([[404, {}]])["error"] == "error 404"
+    late = poll_outcome([[202, {}, 1]] * 5, "{ deadlineMs: 2500, tooLong: 'the split is taking too long' }")
+    assert late["kind"] == "PollTimedOut" and late["error"] == "the split is taking too long" and late["waits"] == [1000, 1000]
+
+
+def test_poll_stops_quietly_once_the_user_moved_on_and_lets_the_caller_choose_the_next_request():
+    moved = poll_outcome([[202, {}, 1], [200, {"ok": 1}]], "{ current: () => asked.length < 2 }")
+    assert moved["body"] is None and moved["asked"] == ["/x/", "/x/"]
+    ask = "(pending) => fetch(pending?.poll ?? '/scan/?retry=1')"
+    followed = poll_outcome([[202, {"poll": "/scan/7/"}, 1], [429, {"poll": "/scan/7/"}, 2], [200, {"top": []}]], ask=ask)
+    assert followed["body"] == {"top": []} and followed["asked"] == ["/scan/?retry=1", "/scan/7/", "/scan/7/"]

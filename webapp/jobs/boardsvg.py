@@ -18,9 +18,9 @@ import numpy as np
 
 from webapp.jobs.gameinput import board_for
 
-MAX_ARROWS, ARROW_MIN = 5, 0.04  # as static/sightline/position.js
+MAX_ARROWS, ARROW_MIN = 5, 0.04  # as static/sightline/game/position.js
 POLICY_COLOUR, BEST_COLOUR = "#15781b80", "#1d4ed8cc"
-ENGINE_COLOUR = "#7c3aedcc"  # static/sightline/format.js ENGINE_COLOUR at the page's 0.8 opacity
+ENGINE_COLOUR = "#7c3aedcc"  # static/sightline/lib/format.js ENGINE_COLOUR at the page's 0.8 opacity
 
 
 def arrows(results: dict) -> list[chess.svg.Arrow]:
@@ -40,7 +40,7 @@ def _arrow(uci: str, colour: str) -> chess.svg.Arrow:
     return chess.svg.Arrow(move.from_square, move.to_square, color=colour)
 
 
-# The explorer's colour stops (static/sightline/explorer.js: viridis-like), value in [0, 1].
+# The explorer's colour stops (static/sightline/lib/colour.js: viridis-like), value in [0, 1].
 STOPS = [(0.0, (68, 1, 84)), (0.25, (59, 82, 139)), (0.5, (33, 145, 140)), (0.75, (94, 201, 98)), (1.0, (253, 231, 37))]
 HEAT_ALPHA = "d9"  # the explorer's 0.85 opacity
 

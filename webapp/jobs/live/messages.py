@@ -14,7 +14,7 @@ search's ``root_values`` that judgements are made from) stay in the database and
 
 Each message is built where the runner, the deep-search runner, the views and the consumer
 send it (``Message.send`` hands ``kind`` and the JSON payload to a publisher); the page's one
-dispatcher (static/sightline/socket.js) has a handler per kind.
+dispatcher (static/sightline/game/socket.js) has a handler per kind.
 """
 
 from __future__ import annotations

@@ -7,13 +7,15 @@
 // The view lives in the address: ?lens=1&lhead=L:H&scale=S&gmove=UCI (the position is #node).
 // The neuron panel is neurons.js; the lens gives it the node and the network's capabilities.
 
+import { escapeHtml } from "../lib/html.js";
+import { pollJson } from "../lib/poll.js";
+import { getJsonResponse } from "../lib/requests.js";
 import { Neurons } from "./neurons.js";
 
 const COLOURS = ["#2f6fb0", "#d0603a", "#3d9a62", "#8a55b5"];
 const BARS = 10;
+const DEADLINE_MS = 600_000; // a lens answer on a busy worker may take minutes
 const $ = (id) => document.getElementById(id);
-
-function escapeText(s) { return String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c])); }
 
 // Red when removing the head lowers the move's logit, blue when it raises it.
 export function diverging(v, span) {
@@ -86,27 +88,19 @@ export class Lens {
     return quantity ? `${base}${quantity}/?${new URLSearchParams(params)}` : base;
   }
 
-  // GET until the worker has it (202 -> wait Retry-After); null once a newer draw has started.
+  // GET until the worker has it (lib/poll.js: computing, or this analysis's queue is full: ask
+  // again); null once a newer draw has started.
   async fetchLens(url, serial, what) {
-    for (let tries = 0; tries < 600; tries++) {
-      const res = await fetch(url, { headers: { Accept: "application/json" } });
-      if (serial !== this.serial) return null;
-      const body = await res.json();
-      if (res.status === 202 || res.status === 429) { // computing, or this analysis's queue is full: ask again
-        this.progress(what, tries);
-        await new Promise((r) => setTimeout(r, 1000 * Math.min(Number(res.headers.get("Retry-After") || 1), 2)));
-        continue;
-      }
-      if (!res.ok) throw new Error(body.error || `error ${res.status}`);
-      this.progress(what, null);
-      return body;
-    }
-    throw new Error(`${what}: the worker has not answered yet`);
+    const waiting = () => this.progress(what, true);
+    const body = await pollJson(url, { current: () => serial === this.serial, onPending: waiting, onBusy: waiting,
+      deadlineMs: DEADLINE_MS, tooLong: `${what}: the worker has not answered yet` });
+    if (body) this.progress(what, false);
+    return body;
   }
 
-  progress(what, tries) {
+  progress(what, waiting) {
     this.pending = this.pending || new Set();
-    if (tries === null) this.pending.delete(what); else this.pending.add(what);
+    if (waiting) this.pending.add(what); else this.pending.delete(what);
     $("lens").setAttribute("aria-busy", String(this.pending.size > 0));
     this.statusEl.textContent = this.pending.size ? `computing ${[...this.pending].join(", ")} on a worker…` : "";
   }
@@ -116,7 +110,7 @@ export class Lens {
     this.node = id;
     this.serial++;
     this.pending = new Set();
-    if (!this.about) this.about = await (await fetch(this.url(null), { headers: { Accept: "application/json" } })).json();
+    if (!this.about) this.about = await (await getJsonResponse(this.url(null))).json();
     if (this.explainMissing()) return;
     this.neurons.onNodeChange(id, this.about);
     this.fillLayers();
@@ -185,8 +179,8 @@ export class Lens {
       <text x="2" y="${y(1) + 4}" font-size="10">1</text><text x="2" y="${y(0) + 4}" font-size="10">0</text>${lines}</svg>
       <div class="small">${legend}</div>`;
     $("lens-strip").innerHTML = body.readouts.map((name, i) =>
-      `<span class="lens-cell" title="${escapeText(name)}: top move ${body.top[i]} (p ${(100 * body.top_prob[i]).toFixed(1)}%)${body.score ? `, White's score ${body.score[i].toFixed(3)}` : ""}">
-        <b>${escapeText(name)}</b><br>${body.top[i]}</span>`).join("");
+      `<span class="lens-cell" title="${escapeHtml(name)}: top move ${body.top[i]} (p ${(100 * body.top_prob[i]).toFixed(1)}%)${body.score ? `, White's score ${body.score[i].toFixed(3)}` : ""}">
+        <b>${escapeHtml(name)}</b><br>${body.top[i]}</span>`).join("");
     this.drawScores(body.score);
   }
 

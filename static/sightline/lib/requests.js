@@ -1,4 +1,7 @@
-// The game page's requests to the site besides the websocket.
+// The pages' requests to the site besides the websocket.
+
+// A GET that asks for JSON (the site answers errors in JSON too); the response, to read its status.
+export const getJsonResponse = (url) => fetch(url, { headers: { Accept: "application/json" } });
 
 // A JSON POST with the page's CSRF token (the body's hx-headers carry it for htmx too).
 export function postHeaders() {
@@ -8,6 +11,6 @@ export function postHeaders() {
 
 // The job's stored state (nodes, status and results, White's view), or null when refused.
 export async function fetchState(url) {
-  const res = await fetch(url, { headers: { Accept: "application/json" } });
+  const res = await getJsonResponse(url);
   return res.ok ? res.json() : null;
 }

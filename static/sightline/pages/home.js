@@ -1,4 +1,8 @@
-// Home form: the budget field follows the chosen search (unit, range, default).
+// The home page's form (templates/analyses/home.html): the budget follows the chosen search, the
+// search the chosen network, and the site's estimate of the cost ("About 3.4 s per position") all three.
+import { fmtDuration } from "../lib/format.js";
+
+// The budget field follows the chosen search (unit, range, default).
 export function wireBudget(form) {
   if (!form) return;
   const search = form.querySelector("#id_search");
@@ -33,15 +37,6 @@ export function wireSearchDefault(form) {
     search.value = wanted;
     search.dispatchEvent(new Event("change", { bubbles: true }));
   });
-}
-
-// "About 3.4 s per position": the site's measured cost of the chosen network, search and budget
-// (GET /estimate/), and for the pasted game its positions' total.
-export function fmtDuration(seconds) {
-  if (seconds < 1) return `${Math.max(1, Math.round(seconds * 1000))} ms`;
-  if (seconds < 90) return `${seconds < 10 ? seconds.toFixed(1) : Math.round(seconds)} s`;
-  if (seconds < 5400) return `${Math.round(seconds / 60)} min`;
-  return `${(seconds / 3600).toFixed(1)} h`;
 }
 
 // Positions in the pasted game, roughly: the start plus every SAN move outside comments and tags.

@@ -3,7 +3,7 @@
 // and whether that is the move played. The worker reads it from the evaluation's own forward pass
 // (analysis/lens/timeline.py) and it arrives with the plies; the strip fills in as they come. Plain
 // SVG, on the eval graph's x axis (its margins and ply range), so a bar sits under its ply there.
-import { moveLabel } from "./format.js";
+import { moveLabel } from "../lib/format.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const MARGIN = { l: 40, r: 10, t: 4, b: 4 }; // the eval graph's left and right margins (graph.js)

@@ -6,11 +6,14 @@
 // Every quantity comes from /api/jobs/<id>/nodes/<n>/lens/{neurons,neuron,carriers,where-else}/
 // (202 while a worker computes it, polled here). Lens (lens.js) owns the panel and tells it the node.
 
-import { Board, squareIndex } from "./board.js";
+import { Board, squareIndex } from "../lib/board.js";
+import { escapeHtml } from "../lib/html.js";
+import { pollJson } from "../lib/poll.js";
+import { getJsonResponse } from "../lib/requests.js";
 
 const MOVES = 12;
+const DEADLINE_MS = 900_000; // a where-else scan over hundreds of positions takes a while
 
-function escapeText(s) { return String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c])); }
 const signed = (v, d = 3) => `${v >= 0 ? "+" : ""}${v.toFixed(d)}`;
 
 // Orange for a positive activation, blue for a negative one; t in [-1, 1].
@@ -64,28 +67,18 @@ export class Neurons {
 
   url(quantity, params) { return `${this.page.urls.nodes}${this.node}/lens/${quantity}/${params ? `?${new URLSearchParams(params)}` : ""}`; }
 
-  // Ask until the worker has it: 202 -> wait and ask its `poll`; 429 (this analysis's queue is
-  // full) -> wait and ask again; null once a newer draw (counter) began.
-  async poll(ask, serial, counter, onProgress) {
-    let res = await ask();
-    for (let tries = 0; tries < 900; tries++) {
-      if (serial !== this[counter]) return null;
-      const body = await res.json();
-      if (res.status !== 202 && res.status !== 429) {
-        if (!res.ok) throw new Error(body.error || `error ${res.status}`);
-        return body;
-      }
-      if (onProgress) onProgress(body);
-      await new Promise((r) => setTimeout(r, 1000 * Math.min(Number(res.headers.get("Retry-After") || 1), 2)));
-      res = await (body.poll ? fetch(body.poll, { headers: { Accept: "application/json" } }) : ask());
-    }
-    throw new Error("the worker has not answered yet");
+  // Ask until the worker has it (lib/poll.js); a pending answer's `poll` is asked next (a scan
+  // of pasted FENs is not posted again); null once a newer draw (counter) began.
+  poll(ask, serial, counter, onProgress = () => {}) {
+    return pollJson((pending) => (pending?.poll ? getJsonResponse(pending.poll) : ask()), {
+      current: () => serial === this[counter], onPending: onProgress, onBusy: onProgress,
+      deadlineMs: DEADLINE_MS, tooLong: "the worker has not answered yet" });
   }
 
   get(quantity, params, what, counter) {
     const serial = ++this[counter], status = this.$("neurons-status");
     status.textContent = `computing ${what} on a worker…`;
-    return this.poll(() => fetch(this.url(quantity, params), { headers: { Accept: "application/json" } }), serial, counter)
+    return this.poll(() => getJsonResponse(this.url(quantity, params)), serial, counter)
       .then((body) => { if (body) status.textContent = ""; return body; });
   }
 
@@ -121,7 +114,7 @@ export class Neurons {
     const played = this.game.nodes[node.children[0]]?.uci;
     const policy = (this.game.results.get(this.node)?.eval?.policy || []).slice(0, MOVES).map(([uci]) => uci);
     const moves = [...new Set([...(played ? [played] : []), ...policy])];
-    this.$("neurons-carriers").innerHTML = noPolicy ? `<li class="muted">${escapeText(noPolicy)}</li>` : "";
+    this.$("neurons-carriers").innerHTML = noPolicy ? `<li class="muted">${escapeHtml(noPolicy)}</li>` : "";
     if (noPolicy || !moves.length) { sel.innerHTML = ""; this.move = null; return; }
     if (!moves.includes(this.move)) this.move = moves[0];
     sel.innerHTML = moves.map((m) => `<option>${m}</option>`).join("");
@@ -139,7 +132,7 @@ export class Neurons {
       list.querySelectorAll("button").forEach((b) => b.addEventListener("click", () => this.pickUnit(Number(b.dataset.index))));
       if (this.unit === null && body.units.length) this.pickUnit(body.units[0].index);
       else if (this.unit !== null) this.pickUnit(this.unit);
-    } catch (err) { list.innerHTML = `<li class="muted">${escapeText(err.message)}</li>`; }
+    } catch (err) { list.innerHTML = `<li class="muted">${escapeHtml(err.message)}</li>`; }
   }
 
   async pickUnit(index) {
@@ -172,7 +165,7 @@ export class Neurons {
       list.innerHTML = body.carriers.map((c) => `<li data-layer="${c.layer}" data-index="${c.index}">unit ${c.layer}:${c.index}
         attribution ${signed(c.attribution)}${c.exact === null ? " (estimate)" : `, <b class="exact" title="measured by removing the unit">exact ${signed(c.exact)}</b>`}</li>`).join("");
       this.$("neurons-carriers-note").textContent = `The strongest of ${body.units} units ranked by one backward pass; "exact": the move's logit change measured with the unit removed.`;
-    } catch (err) { list.innerHTML = `<li class="muted">${escapeText(err.message)}</li>`; }
+    } catch (err) { list.innerHTML = `<li class="muted">${escapeHtml(err.message)}</li>`; }
   }
 
   scanRequest() {
@@ -209,7 +202,7 @@ export class Neurons {
     const nodeOf = new Map(Object.values(this.game.nodes).map((n) => [n.fen, n.id]));
     const list = this.$("neurons-where");
     list.innerHTML = body.top.map((f) => {
-      const id = nodeOf.get(f.fen), fen = `<code class="neurons-fen" title="click to copy">${escapeText(f.fen)}</code>`;
+      const id = nodeOf.get(f.fen), fen = `<code class="neurons-fen" title="click to copy">${escapeHtml(f.fen)}</code>`;
       return `<li>peak ${signed(f.peak)}${f.square ? ` on ${f.square}` : ""}: ${id === undefined ? "" : `<a href="#${id}">position ${id}</a> `}${fen}</li>`;
     }).join("");
     list.querySelectorAll("code").forEach((code) => code.addEventListener("click", async () => {

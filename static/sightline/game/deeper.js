@@ -1,11 +1,10 @@
 // "Analyse this position deeper": the job's search on the shown position with a larger budget,
 // its lines shown as Nibbler shows them (visits, prior, Q, WDL and each move's line), from the
 // "deep" messages a worker publishes while it searches. Values are White's, as everywhere.
-import { fmtNum, fmtPct } from "./format.js";
-import { Lc0Compare } from "./lc0compare.js";
-import { postHeaders } from "./requests.js";
+import { Lc0Compare } from "../compare/lc0compare.js";
+import { fmtNum, fmtPct, fmtPct1 as pct1 } from "../lib/format.js";
+import { postHeaders } from "../lib/requests.js";
 
-const pct1 = (v) => (100 * v).toFixed(1) + "%";
 const COLUMNS = [["visits", "visits", (x) => fmtNum(x.visits)], ["prior", "prior", (x) => fmtPct(x.prior)],
   ["q", "Q (White)", (x) => pct1(x.q)], ["score", "score (White)", (x) => pct1(x.score)],
   ["wdl", "W / D / L (White)", (x) => x.wdl.map((v) => (100 * v).toFixed(0)).join(" / ")]];

@@ -7,22 +7,11 @@
 // shows each head's label, and "show me" picks a query square that makes the selected head's
 // pattern visible and outlines the pattern's squares (``?layer=&head=&showme=1`` does it on load).
 // "split" (split.js) adds the layer taken apart: content, position term and final map side by side.
-import { Board, squareIndex, squareName } from "./board.js";
+import { base64Bytes } from "../lib/base64.js";
+import { Board, squareIndex, squareName } from "../lib/board.js";
+import { colour, colourGradient } from "../lib/colour.js";
+import { pollJson } from "../lib/poll.js";
 import { SplitView } from "./split.js";
-
-// Perceptually ordered colour stops (viridis-like), value in [0, 1].
-const STOPS = [[0, [68, 1, 84]], [0.25, [59, 82, 139]], [0.5, [33, 145, 140]], [0.75, [94, 201, 98]], [1, [253, 231, 37]]];
-export function colour(v) {
-  const t = Math.max(0, Math.min(1, v));
-  for (let i = 1; i < STOPS.length; i++) {
-    const [t1, c1] = STOPS[i];
-    if (t <= t1) {
-      const [t0, c0] = STOPS[i - 1], f = (t - t0) / (t1 - t0);
-      return `rgb(${c0.map((c, k) => Math.round(c + f * (c1[k] - c))).join(",")})`;
-    }
-  }
-  return "rgb(253,231,37)";
-}
 
 // A graph network (attention_support "moves") only has edges between squares a queen or a knight
 // move apart: its maps are zero elsewhere by construction, so those squares are drawn grey.
@@ -30,12 +19,6 @@ export const NO_EDGE = "#9ca3af";
 export function movesApart(a, b) {
   const df = Math.abs((a & 7) - (b & 7)), dr = Math.abs((a >> 3) - (b >> 3));
   return a !== b && (df === 0 || dr === 0 || df === dr || (df === 1 && dr === 2) || (df === 2 && dr === 1));
-}
-
-function decodeB64(b64) {
-  const bin = atob(b64), out = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
-  return out;
 }
 
 // "Show me": the query square where ``head`` puts the largest share of its attention on the label's
@@ -50,6 +33,14 @@ export function strongestQuery(maps, head, patterns) {
     if (share > 0 && (best === null || share > best.share)) best = { query: q, share };
   }
   return best;
+}
+
+// The API's layer (uint8 per value, a float32 scale per query row) as (heads, 64, 64) floats.
+function attentionMaps(body) {
+  const q = base64Bytes(body.maps), scales = new Float32Array(base64Bytes(body.scales).buffer);
+  const maps = new Float32Array(q.length);
+  for (let i = 0; i < q.length; i++) maps[i] = (q[i] / 255) * scales[i >> 6];
+  return maps;
 }
 
 export class Explorer {
@@ -229,30 +220,21 @@ export class Explorer {
       return;
     }
     this.statusEl.textContent = "computing attention…";
-    const url = `${this.page.urls.nodes}${id}/attention/?layer=${layer}`;
-    for (let attempt = 0; attempt < 120; attempt++) {
-      const res = await fetch(url, { headers: { Accept: "application/json" } });
-      if (id !== this.node || layer !== this.layer) return; // the user moved on
-      if (res.status === 202) { await new Promise((r) => setTimeout(r, 250 + 50 * attempt)); continue; }
-      const body = await res.json();
-      if (res.status === 429) { // over the queueing limit: say so, wait as told, ask again
-        this.statusEl.textContent = body.error;
-        await new Promise((r) => setTimeout(r, 1000 * (Number(res.headers.get("Retry-After")) || 2)));
-        continue;
-      }
-      if (!res.ok) { this.statusEl.textContent = body.error || `error ${res.status}`; return; }
-      const q = decodeB64(body.maps), scales = new Float32Array(decodeB64(body.scales).buffer);
-      const maps = new Float32Array(q.length);
-      for (let i = 0; i < q.length; i++) maps[i] = (q[i] / 255) * scales[i >> 6];
-      this.data = { node: id, layer, layers: body.layers, heads: body.heads, maps };
-      this.cache.set(key, this.data);
-      this.fillSelectors(body.layers, body.heads);
-      this.statusEl.textContent = `${body.layers} layers × ${body.heads} heads`;
-      this.pickHead(this.head);
-      if (this.showOnLoad) { this.showOnLoad = false; await this.showMe(); }
-      return;
-    }
-    this.statusEl.textContent = "attention is taking too long; is a worker running?";
+    let body;
+    try {
+      body = await pollJson(`${this.page.urls.nodes}${id}/attention/?layer=${layer}`, {
+        current: () => id === this.node && layer === this.layer, // else the user moved on
+        onBusy: (busy) => { this.statusEl.textContent = busy.error; }, // over the queueing limit: say so
+        tooLong: "attention is taking too long; is a worker running?",
+      });
+    } catch (err) { this.statusEl.textContent = err.message; return; }
+    if (!body) return;
+    this.data = { node: id, layer, layers: body.layers, heads: body.heads, maps: attentionMaps(body) };
+    this.cache.set(key, this.data);
+    this.fillSelectors(body.layers, body.heads);
+    this.statusEl.textContent = `${body.layers} layers × ${body.heads} heads`;
+    this.pickHead(this.head);
+    if (this.showOnLoad) { this.showOnLoad = false; await this.showMe(); }
   }
 
   fillSelectors(layers, heads) {
@@ -413,7 +395,7 @@ export class Explorer {
     document.getElementById("legend").title = { map: "attention probability; colours span this map's range",
       layer: "attention probability; colours span 0 to the highest value of this layer's heads",
       absolute: "attention probability; colours span 0 to 1" }[this.scale];
-    document.getElementById("legend-bar").style.background = `linear-gradient(to right, ${[0, 0.25, 0.5, 0.75, 1].map(colour).join(",")})`;
+    document.getElementById("legend-bar").style.background = colourGradient();
     const sq = squareName(this.query);
     const label = this.head === "mean" ? null : this.labelOf(this.layer, Number(this.head));
     const headText = this.head === "mean" ? "mean of heads" : `head ${Number(this.head) + 1}${label ? ` (${label})` : ""}`;

@@ -1,35 +1,30 @@
-// The game page: renders the stored analysis, then merges websocket updates by node id, so
+// The game page's core: renders the stored analysis, then merges websocket updates by node id, so
 // duplicates are harmless. It holds the game tree and the shown position; each part of the page
 // is a module of its own: the board play (play.js), the move list (moves.js), the position panel
 // (position.js), the deeper search (deeper.js), the eval graph (graph.js), the job status
-// (status.js), the attention explorer (explorer.js), the lens (lens.js), the game review
-// (review.js), where the network and the engine disagree (disagreements.js) and the websocket (socket.js).
-import { Board } from "./board.js";
+// (status.js) and the websocket (socket.js) here in game/; the attention explorer, the lens and the
+// decision timeline in lens/; the game review and where the network and the engine disagree in
+// compare/. The page's entry point is pages/game.js.
+import { Disagreements } from "../compare/disagreements.js";
+import { GameReview } from "../compare/review.js";
+import { Explorer } from "../lens/explorer.js";
+import { Lens } from "../lens/lens.js";
+import { DecisionTimeline } from "../lens/timeline.js";
+import { Board } from "../lib/board.js";
+import { fetchState } from "../lib/requests.js";
 import { Deeper } from "./deeper.js";
-import { Disagreements } from "./disagreements.js";
-import { Explorer } from "./explorer.js";
-import { Lens } from "./lens.js";
 import { EvalGraph } from "./graph.js";
 import { MoveList, marksLegend } from "./moves.js";
 import { MovePlayer } from "./play.js";
 import { PositionPanel } from "./position.js";
-import { GameReview } from "./review.js";
-import { fetchState } from "./requests.js";
 import { Results } from "./results.js";
 import { connect } from "./socket.js";
 import { JobStatus, isFinished } from "./status.js";
-import { DecisionTimeline } from "./timeline.js";
-
-export function startGamePage(page) {
-  const game = new GamePage(page);
-  window.__sightline = game; // for tests and benchmarks
-  return game;
-}
 
 // The side column's tabs: [button, pane] by name.
 const TABS = { moves: ["tab-moves", "moves-pane"], explorer: ["explorer-open", "explorer"], lens: ["lens-open", "lens"], network: ["network-open", "network-panel"] };
 
-class GamePage {
+export class GamePage {
   constructor(page) {
     this.page = page;
     this.nodes = page.nodes;

@@ -2,9 +2,9 @@
 // (drag or two clicks, a promotion asks for its piece); policy, PV and root moves in the panel
 // preview where they lead on hover and add that line on a click. The server checks every line
 // and the worker analyses it.
-import { applyUci, squareIndex, squareName } from "./board.js";
-import { whiteToMove } from "./format.js";
-import { postHeaders } from "./requests.js";
+import { applyUci, squareIndex, squareName } from "../lib/board.js";
+import { whiteToMove } from "../lib/format.js";
+import { postHeaders } from "../lib/requests.js";
 
 const PROMOTIONS = [["q", "queen"], ["r", "rook"], ["b", "bishop"], ["n", "knight"]];
 

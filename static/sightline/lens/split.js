@@ -5,8 +5,11 @@
 // query square, row/column mode and colour setting drive it. The maps come from
 // /api/jobs/<id>/nodes/<n>/lens/split/?layer=L (a worker computes them: 202 while pending, polled);
 // where the network has no split the panel says why, in the family's words. ?split=1 opens it.
-import { Board, squareName } from "./board.js";
-import { colour } from "./explorer.js";
+import { base64Bytes } from "../lib/base64.js";
+import { Board, squareName } from "../lib/board.js";
+import { colourGradient } from "../lib/colour.js";
+import { pollJson } from "../lib/poll.js";
+import { getJsonResponse } from "../lib/requests.js";
 
 export const PARTS = [
   ["content", "content: softmax(QK^T) alone"],
@@ -23,9 +26,8 @@ export function halfToFloat(h) {
 }
 
 export function decodeHalf(b64) {
-  const bin = atob(b64), view = new DataView(new ArrayBuffer(bin.length));
-  for (let i = 0; i < bin.length; i++) view.setUint8(i, bin.charCodeAt(i));
-  const out = new Float32Array(bin.length / 2);
+  const bytes = base64Bytes(b64), view = new DataView(bytes.buffer);
+  const out = new Float32Array(bytes.length / 2);
   for (let i = 0; i < out.length; i++) out[i] = halfToFloat(view.getUint16(2 * i, true));
   return out;
 }
@@ -74,41 +76,33 @@ export class SplitView {
 
   say(text) { this.why.textContent = text; }
 
-  async fetchJson(url) {
-    const res = await fetch(url, { headers: { Accept: "application/json" } });
-    return { res, body: await res.json() };
-  }
-
   // The split of the explorer's node and layer: from the cache, or polled from the API.
   async load() {
     const node = this.ex.node, layer = this.ex.layer, key = `${node}:${layer}`;
     if (!this.on || node === undefined) return;
     const stale = () => !this.on || node !== this.ex.node || layer !== this.ex.layer;
     const base = `${this.ex.page.urls.nodes}${node}/lens/`;
-    if (!this.about) this.about = (await this.fetchJson(base)).body;
+    if (!this.about) this.about = await (await getJsonResponse(base)).json();
     const lacks = this.about.unavailable || {};
     const why = lacks.lens || lacks.split || this.about.error;
     this.maps.hidden = this.caption.hidden = !!why;
     if (why) { this.say(`No split for this network: ${why}.`); return; }
     if (this.cache.has(key)) { this.data = this.cache.get(key); this.say(""); this.draw(); return; }
     this.say("computing the split on a worker…");
-    for (let attempt = 0; attempt < 240; attempt++) {
-      const { res, body } = await this.fetchJson(`${base}split/?layer=${layer}`);
-      if (stale()) return; // the user moved on
-      if (res.status === 202 || res.status === 429) {
-        await new Promise((r) => setTimeout(r, 1000 * Math.min(Number(res.headers.get("Retry-After")) || 1, 2)));
-        continue;
-      }
-      if (!res.ok) { this.say(body.error || `error ${res.status}`); return; }
-      const data = { node, layer, heads: body.heads };
-      for (const [part] of PARTS) data[part] = decodeHalf(body[part]);
-      this.cache.set(key, data);
-      this.data = data;
-      this.say("");
-      this.draw();
-      return;
-    }
-    this.say("the split is taking too long; is a worker running?");
+    let body;
+    try {
+      body = await pollJson(`${base}split/?layer=${layer}`, {
+        current: () => !stale(), // else the user moved on
+        tooLong: "the split is taking too long; is a worker running?",
+      });
+    } catch (err) { this.say(err.message); return; }
+    if (!body) return;
+    const data = { node, layer, heads: body.heads };
+    for (const [part] of PARTS) data[part] = decodeHalf(body[part]);
+    this.cache.set(key, data);
+    this.data = data;
+    this.say("");
+    this.draw();
   }
 
   buildBoards() {
@@ -123,7 +117,7 @@ export class SplitView {
       board.svg.addEventListener("mouseleave", () => this.hoverSquare(part, null));
       const legend = make("div", { className: "legend" }, fig);
       const low = make("span", {}, legend), bar = make("span", { className: "legend-bar" }, legend), high = make("span", {}, legend);
-      bar.style.background = `linear-gradient(to right, ${[0, 0.25, 0.5, 0.75, 1].map(colour).join(",")})`;
+      bar.style.background = colourGradient();
       make("figcaption", { textContent: title }, fig);
       return { part, board, low, high, shown: null };
     });

@@ -2,7 +2,7 @@
 // network_judgement}, merged from the
 // page's JSON and the websocket messages (duplicates are harmless). Every value is White's: the
 // server converts them (webapp/jobs/live/messages.py), and nothing here turns one round.
-import { fmtNum, fmtPawns, mateInLine, scoreToCentipawns, whiteToMove } from "./format.js";
+import { fmtNum, fmtPawns, mateInLine, scoreToCentipawns, whiteToMove } from "../lib/format.js";
 
 // The rules' result where the game is over on the board: White's expected score and WDL.
 const RESULT_SCORE = { "1-0": 1, "0-1": 0, "1/2-1/2": 0.5 };

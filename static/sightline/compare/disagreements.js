@@ -2,11 +2,10 @@
 // the network's expected score and the engine's (webapp/jobs/review.py sorts them so), or with
 // the positions where the network's likeliest move is not the engine's best first. Each is a link
 // to the position (#n: the panel shows both), and a button opens the attention explorer there.
-import { moveLabel } from "./format.js";
-import { escapeHtml } from "./review.js";
+import { fmtPct1 as pct1, moveLabel } from "../lib/format.js";
+import { escapeHtml } from "../lib/html.js";
 
 const SHOWN = 12;
-const pct1 = (v) => (100 * v).toFixed(1) + "%";
 
 // The list in the order asked: "gap" (the server's: largest gap first) or "move" (positions where
 // the policy's top move differs from the engine's best first, each part by gap).

@@ -1,14 +1,13 @@
 // "Compare with lc0" in the deeper-analysis panel: lc0's own search of the shown position on the
 // job's network, beside Sightline's MCTS with the same nodes (webapp/lc0compare/views.py). A
-// worker computes it; the page polls while it is pending (202) and keeps each answer per position
-// and nodes. Q values are White's, as everywhere; "overruled" says whether search chose another
+// worker computes it; the page polls while it is pending (202) or the queue is busy (429,
+// lib/poll.js) and keeps each answer per position and nodes. Q values are White's, as everywhere; "overruled" says whether search chose another
 // move than the raw policy's top one.
-import { fmtNum, fmtPct } from "./format.js";
+import { fmtNum, fmtPct, fmtPct1 as pct1 } from "../lib/format.js";
+import { PollFailed, PollTimedOut, pollJson } from "../lib/poll.js";
+import { getJsonResponse } from "../lib/requests.js";
 
-const POLL_MS = 1000;
 const GIVE_UP_MS = 300_000; // the site re-queues a comparison pending longer than this
-const pct1 = (v) => (v == null ? "" : (100 * v).toFixed(1) + "%");
-const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 
 export class Lc0Compare {
   constructor(game) {
@@ -33,22 +32,17 @@ export class Lc0Compare {
     this.render();
   }
 
-  // The comparison once ready, or { error } with the site's sentence (lc0 unavailable, bad nodes, ...).
+  // The comparison once ready, or { error } with the site's sentence (lc0 unavailable, bad nodes, ...);
+  // ``retry`` (asking a failed one again) goes with the first request only.
   async answer(url, retry) {
-    const until = Date.now() + GIVE_UP_MS;
-    for (let first = true; Date.now() < until; first = false) {
-      let res, body;
-      try {
-        res = await fetch(url + (first ? retry : ""), { headers: { Accept: "application/json" } });
-        body = await res.json();
-      } catch (e) {
-        return { error: `The comparison could not be fetched (${e.message}).` };
-      }
-      if (res.status === 200) return body;
-      if (res.status !== 202) return { error: body.error || `refused (${res.status})`, unavailable: body.lc0 === "unavailable" };
-      await sleep(POLL_MS);
+    try {
+      return await pollJson((pending) => getJsonResponse(url + (pending ? "" : retry)),
+        { deadlineMs: GIVE_UP_MS, tooLong: "No worker answered in time; try again." });
+    } catch (e) {
+      if (e instanceof PollFailed) return { error: e.body.error || `refused (${e.status})`, unavailable: e.body.lc0 === "unavailable" };
+      if (e instanceof PollTimedOut) return { error: e.message };
+      return { error: `The comparison could not be fetched (${e.message}).` };
     }
-    return { error: "No worker answered in time; try again." };
   }
 
   render() {

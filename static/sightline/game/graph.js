@@ -4,7 +4,7 @@
 // Where the network's value swings with the side to move, the graph says so and offers the
 // network's line smoothed over two plies. Plotly is an installed package's file (webapp/site/staticfinders.py),
 // loaded once the first ply is on screen: parsing it earlier held up the board.
-import { ENGINE_COLOUR, moveLabel } from "./format.js";
+import { ENGINE_COLOUR, moveLabel } from "../lib/format.js";
 
 const MARKS = [["?!", "inaccuracy", "#e6b800"], ["?", "mistake", "#f28c28"], ["??", "blunder", "#d62728"]];
 const PLOTLY_WAIT_MS = 1500; // when no ply comes, the library is fetched anyway after this

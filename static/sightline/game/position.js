@@ -1,8 +1,8 @@
 // The position panel beside the board: the shown position's heading and judgement, eval bar and
 // WDL, the reference engine's figure and line, the network's policy (bars and arrows), the search's
 // best line and root moves, and the running search's progress. Every value arrives as White's (webapp/jobs/live/messages.py).
-import { squareIndex } from "./board.js";
-import { ENGINE_COLOUR, fmtNum, fmtPawns, fmtPct, mateInLine, moveLabel, nagText, scoreToCentipawns, whiteToMove } from "./format.js";
+import { squareIndex } from "../lib/board.js";
+import { ENGINE_COLOUR, fmtNum, fmtPawns, fmtPct, mateInLine, moveLabel, nagText, scoreToCentipawns, whiteToMove } from "../lib/format.js";
 import { judgementTitle, markWords } from "./moves.js";
 import { engineEffort, engineFigure } from "./results.js";
 

@@ -1,7 +1,7 @@
 // Head atlas page: thumbnails of each head's mean map, the label filter, and the per-layer
 // counts of each label as a stacked plotly bar chart, and the table of each head's measured importance
 // (the causal atlas), sortable by policy KL, |score change|, label or position.
-import { colour } from "./explorer.js";
+import { colour } from "../lib/colour.js";
 
 // One head's 64 values on an 8 x 8 canvas, a8 at the top left, the query square (d4) outlined.
 function thumbnail(canvas, values, query) {

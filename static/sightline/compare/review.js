@@ -3,7 +3,8 @@
 // (webapp/jobs/review.py computes them with lichess's formulas); the network's own marks are
 // counted beside them as its opinion. The figures come with the job's snapshot and state; while
 // the engine's values arrive the page fetches the state again now and then (and once at the end).
-import { fetchState } from "./requests.js";
+import { escapeHtml } from "../lib/html.js";
+import { fetchState } from "../lib/requests.js";
 
 const REFRESH_MS = 3000;
 const $ = (id) => document.getElementById(id);
@@ -87,5 +88,3 @@ export function waitingWords(status) {
   return ["done", "failed", "cancelled"].includes(status.status)
     ? "No review: the analysis ended before the engine valued the game's moves." : "Waiting for the engine's values…";
 }
-
-export const escapeHtml = (text) => String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

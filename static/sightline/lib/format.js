@@ -1,4 +1,4 @@
-// How the game page writes numbers, moves and comments. Every value it is given is White's
+// How the pages write numbers, durations, moves and comments. Every value it is given is White's
 // (webapp/jobs/live/messages.py): nothing here turns a value round.
 
 // The reference engine's colour wherever it is drawn: its line in the graph, its best-move arrow.
@@ -8,6 +8,17 @@ export const fmtPct = (p) => (100 * p).toFixed(p < 0.1 ? 1 : 0) + "%";
 export const fmtNum = (n) => (n >= 1e6 ? (n / 1e6).toFixed(1) + "M" : n >= 1e4 ? (n / 1e3).toFixed(0) + "k" : String(n));
 export const fmtPawns = (cp) => (cp > 0 ? "+" : cp < 0 ? "−" : "") +
   (Math.abs(cp) / 100).toFixed(Math.abs(cp) >= 1000 ? 0 : Math.abs(cp) >= 100 ? 1 : 2);
+// A share to one decimal ("37.5%"); "" for a missing one.
+export const fmtPct1 = (v) => (v == null ? "" : (100 * v).toFixed(1) + "%");
+
+// A time span as people say it: "450 ms", "3.4 s", "12 min", "1.5 h" (the home form's estimate,
+// the game page's time left).
+export function fmtDuration(seconds) {
+  if (seconds < 1) return `${Math.max(1, Math.round(seconds * 1000))} ms`;
+  if (seconds < 90) return `${seconds < 10 ? seconds.toFixed(1) : Math.round(seconds)} s`;
+  if (seconds < 5400) return `${Math.round(seconds / 60)} min`;
+  return `${(seconds / 3600).toFixed(1)} h`;
+}
 
 // A centipawn-style figure from an expected score, with the project's own win-probability
 // formula inverted (analysis.evaluator.score_to_centipawns; the slope comes with the page).

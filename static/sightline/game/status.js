@@ -1,7 +1,6 @@
 // The job's status in the top bar: the status pill, the progress bar and its counts, the time
 // left, the Cancel button and the error box.
-import { fmtNum } from "./format.js";
-import { fmtDuration } from "./home.js";
+import { fmtDuration, fmtNum } from "../lib/format.js";
 
 const FINISHED = ["done", "failed", "cancelled"];
 const RATE_WINDOW_MS = 60000;

@@ -1,7 +1,7 @@
 // The move list: the game's main line with its variations in parentheses, PGN comments and NAGs,
 // each move marked with its judgement ("?!", "?", "??") once the worker has made it: the reference
 // engine's by default, the network's own with the "network's opinion" toggle (game.marksView).
-import { commentText, moveLabel, nagText, whiteToMove } from "./format.js";
+import { commentText, moveLabel, nagText, whiteToMove } from "../lib/format.js";
 
 const BOUND_WORDS = { upper: " at most", lower: " at least" };
 
