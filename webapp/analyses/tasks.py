@@ -17,7 +17,6 @@ from webapp.analyses.keys import node_key
 from webapp.analyses.lc0_runner import run_comparison
 from webapp.analyses.lens import compute as compute_lens_answer
 from webapp.analyses.models import AnalysisJob, AttentionMap, DeepSearch, Lc0Comparison, LensResult
-from webapp.analyses.neurons import scan as scan_neuron
 from webapp.analyses.publish import GroupPublisher
 from webapp.analyses.reaper import Reaper
 from webapp.analyses.runner import JobRun
@@ -89,6 +88,8 @@ def _scan(batcher, entry: LensResult) -> dict:
     from contextlib import contextmanager
 
     from analysis.lens import lens_for
+    from analysis.lens.answers import scan
+    from analysis.lens.requests import stored
 
     @contextmanager
     def hold():
@@ -98,7 +99,7 @@ def _scan(batcher, entry: LensResult) -> dict:
     def progress(done: int, total: int) -> None:
         LensResult.objects.filter(pk=entry.pk).update(done=done, total=total)
 
-    return scan_neuron(hold, entry.request, progress)
+    return scan(hold, stored(entry.request), progress)
 
 
 @shared_task(name="sightline.deep_search", acks_late=True)

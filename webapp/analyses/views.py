@@ -16,6 +16,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from analysis.evaluator import WIN_PERCENT_SLOPE
+from analysis.lens.checks import parse_fens
 from webapp.analyses.attention import layer_payload
 from webapp.analyses.attention_limits import refuse_new_computation
 from webapp.analyses.estimates import engine_estimate, estimate
@@ -28,7 +29,7 @@ from webapp.analyses.keys import node_key
 from webapp.analyses import deeper, lc0_requests
 from webapp.analyses.messages import Nodes, job_snapshot, review_parts
 from webapp.analyses import lens as lens_requests
-from webapp.analyses import neurons
+from webapp.analyses.neurons import MAX_POOL_BYTES, game_fens
 from webapp.analyses.messages import lens_for_white
 from webapp.analyses.models import AnalysisJob, AttentionMap, DeepSearch, LensResult
 from webapp.analyses.review import engine_legend
@@ -316,7 +317,7 @@ def lens_about(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse:
     job = get_job_or_404(job_id)
     if not 0 <= node_id < len(job.nodes):
         return JsonResponse({"error": f"This analysis has no position {node_id}."}, status=404)
-    return JsonResponse({"network": job.network.name, **lens_requests.describe(job.network)})
+    return JsonResponse({"network": job.network.name, **lens_requests.describe(job.network).to_json()})
 
 
 def lens(request: HttpRequest, job_id: str, node_id: int, quantity: str) -> JsonResponse:
@@ -366,10 +367,10 @@ def _scan_query(request: HttpRequest, job) -> tuple[dict, list[str] | None]:
     if request.method == "GET":
         if request.GET.get("pool") == "fens":
             raise lens_requests.LensError("an uploaded FEN list is sent with POST (JSON: layer, index, fens)")
-        return request.GET, neurons.game_fens(job.nodes) if request.GET.get("pool") == "game" else None
-    if len(request.body) > neurons.MAX_POOL_BYTES:
+        return request.GET, game_fens(job.nodes) if request.GET.get("pool") == "game" else None
+    if len(request.body) > MAX_POOL_BYTES:
         raise _TooLarge(f"the body is {len(request.body):,} bytes; an uploaded FEN list may be at most "
-                        f"{neurons.MAX_POOL_BYTES:,}")
+                        f"{MAX_POOL_BYTES:,}")
     try:
         body = json.loads(request.body or b"")
     except (ValueError, RecursionError):
@@ -379,7 +380,7 @@ def _scan_query(request: HttpRequest, job) -> tuple[dict, list[str] | None]:
     if "fens" not in body:
         raise lens_requests.LensError("fens is required: the list of positions to scan")
     query = {k: str(body[k]) for k in ("layer", "index", "unit", "top") if body.get(k) is not None}
-    return {**query, "pool": "fens"}, neurons.parse_fens(body["fens"])
+    return {**query, "pool": "fens"}, parse_fens(body["fens"])
 
 
 def _lens_answer(request: HttpRequest, job, node_id: int, board: chess.Board, checked: dict, poll: str) -> JsonResponse:
