@@ -7,7 +7,8 @@ grid, the attention split and the neuron quantities. ``check_request`` turns the
 request's JSON (the cache key's input) or raises ``LensError`` with the sentence the API answers
 with 400; it checks against the network's ``LensDescription``, stored on its row when a worker
 checked it (``describe``), so the web process never loads the checkpoint and a refused request
-queues nothing. Answers are for the side to move; ``messages.lens_for_white`` turns them to White's view.
+queues nothing. A worker answers the stored request with ``analysis.lens.answers`` (``tasks.compute_lens``),
+for the side to move; ``messages.lens_for_white`` turns the answers to White's view.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from analysis.lens import LensError, LensUnavailable
 from analysis.lens.description import LensDescription
 from analysis.lens.requests import parse
 
-__all__ = ["LensError", "LensUnavailable", "check_request", "compute", "describe", "request_key", "too_many_pending"]
+__all__ = ["LensError", "LensUnavailable", "check_request", "describe", "request_key", "too_many_pending"]
 
 # New lens computations one analysis may have queued and unfinished at a time (rows older than the
 # window no longer count, so one lost with its worker cannot block the analysis for good).
@@ -67,12 +68,3 @@ def too_many_pending(job) -> str | None:
 
 def request_key(request: dict) -> str:
     return hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()
-
-
-# -- in the worker -------------------------------------------------------------------------
-def compute(adapter, board: chess.Board, request: dict) -> dict:
-    """The answer to a checked request, for the side to move (JSON-ready)."""
-    from analysis.lens.answers import answer
-    from analysis.lens.requests import stored
-
-    return answer(adapter, board, stored(request))

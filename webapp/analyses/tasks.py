@@ -10,12 +10,15 @@ import logging
 
 from celery import shared_task, signals
 
+from analysis.lens.answers import answer as lens_answer
+from analysis.lens.answers import scan as scan_neuron
+from analysis.lens.requests import stored
+
 from webapp.analyses.attention import encode_maps
 from webapp.analyses.deep_runner import run_deep_search
 from webapp.analyses.gameinput import board_for
 from webapp.analyses.keys import node_key
 from webapp.analyses.lc0_runner import run_comparison
-from webapp.analyses.lens import compute as compute_lens_answer
 from webapp.analyses.models import AnalysisJob, AttentionMap, DeepSearch, Lc0Comparison, LensResult
 from webapp.analyses.publish import GroupPublisher
 from webapp.analyses.reaper import Reaper
@@ -72,7 +75,7 @@ def compute_lens(job_id: str, node_id: int, entry_id: int) -> str:
         else:
             with models.get(job.network).exclusive() as evaluator:  # the lens hooks the shared network
                 adapter = lens_for(evaluator.model, evaluator.encoding)
-                data = compute_lens_answer(adapter, board_for(job.nodes, node_id), entry.request)
+                data = lens_answer(adapter, board_for(job.nodes, node_id), stored(entry.request))
         LensResult.objects.filter(pk=entry.pk).update(status=LensResult.Status.READY, data=data, error="")
         return LensResult.Status.READY
     except Exception as exc:
@@ -88,8 +91,6 @@ def _scan(batcher, entry: LensResult) -> dict:
     from contextlib import contextmanager
 
     from analysis.lens import lens_for
-    from analysis.lens.answers import scan
-    from analysis.lens.requests import stored
 
     @contextmanager
     def hold():
@@ -99,7 +100,7 @@ def _scan(batcher, entry: LensResult) -> dict:
     def progress(done: int, total: int) -> None:
         LensResult.objects.filter(pk=entry.pk).update(done=done, total=total)
 
-    return scan(hold, stored(entry.request), progress)
+    return scan_neuron(hold, stored(entry.request), progress)
 
 
 @shared_task(name="sightline.deep_search", acks_late=True)
