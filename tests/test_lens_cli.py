@@ -167,5 +167,6 @@ def test_the_neuron_options(capsys, tmp_path):
         (c.layer, c.unit) for c in neurons.carriers(adapter, board, "e8c8", top=3)]
     assert all(c["exact"] is not None for c in out["carriers"]["carriers"])
     where = out["where_else"]
-    assert where["request"] == {"quantity": "where_else", "unit": "mlp", "layer": 2, "index": 5, "top": 3, "pool": "fens"}
+    assert where["request"] == {"quantity": "where_else", "unit": "mlp", "layer": 2, "index": 5, "top": 3,
+                                "pool": "fens"}
     assert where["scanned"] == 2 and len(where["top"]) == 2 and where["top"][0]["peak"] >= where["top"][1]["peak"]

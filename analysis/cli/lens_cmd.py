@@ -20,7 +20,8 @@ from analysis.cli import CommandError
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("lens", help="logit lens, unit ablation/steering, causal grid, attention split and neurons on one position")
+    p = subparsers.add_parser("lens", help="logit lens, unit ablation/steering, causal grid, attention split and "
+                                           "neurons on one position")
     p.add_argument("--model", required=True)
     p.add_argument("--fen", required=True)
     p.add_argument("--moves", nargs="+", default=[], metavar="UCI",
@@ -163,7 +164,9 @@ def _ablation_text(result: dict) -> list[str]:
         return []
     a, asked = result["ablate"], result["ablate"]["request"]
     head = f"{asked['unit']} {asked['layer']}:{asked['index']} x {asked['scale']:g}:"
-    lines = [head + (f" score {a['clean_score']:.3f} -> {a['scaled_score']:.3f}" if a["clean_score"] is not None else "")]
+    if a["clean_score"] is not None:
+        head += f" score {a['clean_score']:.3f} -> {a['scaled_score']:.3f}"
+    lines = [head]
     change = sorted(a["policy"], key=lambda row: abs(row["scaled"] - row["clean"]), reverse=True)
     lines.extend(f"  {row['uci']:<6} p {row['clean']:.3f} -> {row['scaled']:.3f}" for row in change[:5])
     return lines
@@ -184,8 +187,8 @@ def _neuron_text(result: dict) -> list[str]:
     lines = []
     if "neurons" in result:
         layer = result["neurons"]["request"]["layer"]
-        lines.extend(f"  unit {layer}:{a['index']:<5} peak {a['peak']:+.3f} on {a['square'] or '-'}  mean {a['mean']:+.3f}"
-                     for a in result["neurons"]["units"])
+        lines.extend(f"  unit {layer}:{a['index']:<5} peak {a['peak']:+.3f} on {a['square'] or '-'}"
+                     f"  mean {a['mean']:+.3f}" for a in result["neurons"]["units"])
     if "neuron" in result:
         m, asked = result["neuron"], result["neuron"]["request"]
         lines.append(f"unit {asked['layer']}:{asked['index']} per square (rank 8 first):")

@@ -206,7 +206,8 @@ def test_a_unit_without_squares_has_no_map():
                                            "neurons": {"mlp": {"squares": False}}, "unavailable": {}})
     with pytest.raises(LensUnavailable, match="no squares"):
         parse("neuron", {"layer": "0", "index": "1"}, described, chess.Board())
-    without = LensDescription.from_json({**described.to_json(), "neurons": {}, "unavailable": {"neurons": "it has no mlp"}})
+    without = LensDescription.from_json({**described.to_json(), "neurons": {},
+                                         "unavailable": {"neurons": "it has no mlp"}})
     with pytest.raises(LensUnavailable, match="has no mlp"):
         parse("neurons", {"layer": "0"}, without, chess.Board())
 

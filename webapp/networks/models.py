@@ -69,7 +69,7 @@ class Network(models.Model):
                                               "attention [layers, heads] (analysis.evaluator.Capabilities)")
     lens_description = models.JSONField(default=dict, blank=True,
                                         help_text="What the lens can take apart, computed when a worker checks the "
-                                                  "network (analysis.lens.LensDescription.to_json())")
+                                                  "network (analysis.lens.description.LensDescription.to_json())")
     queue = models.CharField(max_length=8, choices=Queue.choices, default=Queue.CPU,
                              help_text="Celery queue whose workers run this network")
     active = models.BooleanField(default=True, help_text="Offered on the home page")

@@ -20,7 +20,8 @@ def describe_registered(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    """What the lens can take apart on a network, stored at check time (``analysis.lens.LensDescription``)."""
+    """What the lens can take apart on a network, stored at check time
+    (``analysis.lens.description.LensDescription``)."""
 
     dependencies = [
         ("networks", "0005_value_sanity_by_site"),
@@ -32,7 +33,7 @@ class Migration(migrations.Migration):
             name="lens_description",
             field=models.JSONField(blank=True, default=dict,
                                    help_text="What the lens can take apart, computed when a worker checks the network "
-                                             "(analysis.lens.LensDescription.to_json())"),
+                                             "(analysis.lens.description.LensDescription.to_json())"),
         ),
         migrations.RunPython(describe_registered, migrations.RunPython.noop),
     ]
