@@ -214,3 +214,20 @@ def test_an_analysis_queues_a_bounded_number_of_lens_computations(client, job, s
     assert client.get(lens_url(job, 0, "ablate", "?layer=0&index=0&scale=0")).status_code == 202  # known: served
     run_sent(sent)
     assert client.get(lens_url(job, 0, "ablate", "?layer=0&index=1")).status_code == 202
+
+
+def test_networks_registered_before_descriptions_were_stored_get_theirs_from_the_migration(tiny_network):
+    """The data migration describes each ready checkpoint from its file (outside the web process);
+    a file it cannot read is left undescribed, for the next check."""
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module("webapp.networks.migrations.0006_network_lens_description")
+    described = tiny_network.lens_description
+    Network.objects.filter(pk=tiny_network.pk).update(lens_description={})
+    migration.describe_registered(apps, None)
+    assert Network.objects.get(pk=tiny_network.pk).lens_description == described
+    Network.objects.filter(pk=tiny_network.pk).update(lens_description={}, file="missing.safetensors")
+    migration.describe_registered(apps, None)
+    assert Network.objects.get(pk=tiny_network.pk).lens_description == {}
