@@ -191,7 +191,7 @@ def test_bad_requests_are_refused_before_anything_runs(net):
     with pytest.raises(LensError, match="out of range"):
         core.check_unit(adapter, "mlp", 0, adapter.units["mlp"].per_layer)
     with pytest.raises(LensError, match="outside"):
-        core.check_scale(4.5)
+        core.ablate(adapter, board, "head", 0, 0, 4.5)
     with pytest.raises(LensError, match="readout"):
         core.check_readout(adapter, "99.mlp")
     prepared = core.prepare(adapter, board)

@@ -32,20 +32,27 @@ def test_the_json_contract(name):
     out = json.loads(done.stdout)
     board = chess.Board(FEN)
     evaluation = load_evaluator(_path(name), device="cpu").evaluate([board])[0]
-    readouts = out["readouts"]
+    lens = out["lens"]
+    readouts = lens["readouts"]
+    assert readouts == out["about"]["readouts"] and out["fen"] == board.fen()
     assert readouts[0] == "embed" and len(readouts) == 1 + 2 * MODELS[name][0]
-    assert set(out["lens"]) == {m.uci() for m in board.legal_moves}
-    for uci, points in out["lens"].items():
-        assert len(points) == len(readouts) and set(points[0]) == {"logit", "prob", "rank"}
-        assert abs(points[-1]["prob"] - evaluation.policy[chess.Move.from_uci(uci)]) < 1e-5
-    assert len(out["score"]) == len(readouts) and abs(out["score"][-1] - evaluation.score) < 1e-5
-    assert out["top"][-1] == evaluation.best_move().uci()
-    ablated = out["ablated"]
-    assert set(ablated["policy"]) == set(out["lens"]) and abs(sum(ablated["policy"].values()) - 1) < 1e-4
-    assert 0 <= ablated["score"] <= 1
+    assert lens["request"] == {"quantity": "lens", "moves": ["e8c8"]} and set(lens["curves"]) == {"e8c8"}
+    points = lens["curves"]["e8c8"]
+    assert len(points) == len(readouts) and set(points[0]) == {"logit", "prob", "rank"}
+    assert abs(points[-1]["prob"] - evaluation.policy[chess.Move.from_uci("e8c8")]) < 1e-5
+    assert len(lens["score"]) == len(readouts) and abs(lens["score"][-1] - evaluation.score) < 1e-5
+    assert lens["top"][-1] == evaluation.best_move().uci()
+    assert abs(lens["top_prob"][-1] - max(evaluation.policy.values())) < 1e-5
+    ablated = out["ablate"]
+    assert ablated["request"] == {"quantity": "ablate", "unit": "head", "layer": 1, "index": 2, "scale": 0.0}
+    assert {row["uci"] for row in ablated["policy"]} == {m.uci() for m in board.legal_moves}
+    assert abs(sum(row["scaled"] for row in ablated["policy"]) - 1) < 1e-4
+    assert 0 <= ablated["scaled_score"] <= 1
     layers, heads = MODELS[name]
-    assert [len(row) for row in out["grid"]] == [heads] * layers
-    assert out["exact"] == [[True] * heads] * layers
+    grid = out["grid"]
+    assert grid["request"] == {"quantity": "grid", "unit": "head", "move": "e8c8"} and grid["move"] == "e8c8"
+    assert [len(row) for row in grid["logit"]] == [heads] * layers
+    assert grid["exact"] == [[True] * heads] * layers
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +69,7 @@ BAD = [
     (["--ablate", "0:256", "--unit", "mlp"], "mlp 256 is out of range"),
     (["--ablate", "x"], "LAYER:INDEX"),
     (["--ablate", "0:0", "--scale", "4.5"], "outside [-4, 4]"),
-    (["--ablate", "0:0", "--scale", "nan"], "outside [-4, 4]"),
+    (["--ablate", "0:0", "--scale", "nan"], "scale must be a finite number"),
     (["--moves", "e1g1"], "not a legal move"),
     (["--grid", "e2e4"], "not a legal move"),
     (["--grid", "zz"], "not a UCI move"),
@@ -75,7 +82,8 @@ BAD = [
     (["--neurons", "0", "--unit", "head"], "'head' units have no activations"),
     (["--carriers", "e2e4"], "not a legal move"),
     (["--where-else", "0:0", "--pool", "/no/such/file"], "cannot read"),
-    (["--neurons", "0", "--neuron-top", "0"], "--neuron-top must be 1 or more"),
+    (["--neurons", "0", "--neuron-top", "0"], "top must be between 1 and 32"),
+    (["--moves", "a7a6", "b7b6", "c6b4", "g7g6", "h7h6"], "moves takes at most 4 moves"),
 ]
 
 
@@ -84,10 +92,18 @@ def test_bad_input_exits_2_with_one_line(capsys, extra, message):
     code = main(["lens", "--model", _path("cf-small"), "--fen", FEN, "--json", *extra])
     out, err = capsys.readouterr()
     if message is None:
-        assert code == 0 and json.loads(out)["ablated"]["policy"]
+        assert code == 0 and json.loads(out)["ablate"]["policy"]
         return
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and message in err
+
+
+def test_a_pool_file_is_read_as_the_site_reads_an_upload(capsys, tmp_path):
+    pool = tmp_path / "pool.fen"
+    pool.write_text(FEN + "\n8/8/8/8/8/8/8/8 w - - 0 1\n")
+    code = main(["lens", "--model", _path("cf-small"), "--fen", FEN, "--where-else", "0:0", "--pool", str(pool)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and "FEN 2: illegal position" in err
 
 
 def test_a_network_without_the_capability_is_refused(capsys, state_value_net):
@@ -96,22 +112,23 @@ def test_a_network_without_the_capability_is_refused(capsys, state_value_net):
     assert code == 2 and out == "" and "no policy" in err
     assert main(["lens", "--model", state_value_net, "--fen", FEN, "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert "lens" not in result and len(result["score"]) == len(result["readouts"]) == 3
-    assert "policy" in result["unavailable"]
+    lens = result["lens"]
+    assert lens["top"] is None and lens["curves"] == {} and len(lens["score"]) == len(lens["readouts"]) == 3
+    assert "policy" in result["about"]["unavailable"]
 
 
 def test_a_large_grid_is_ranked_by_attribution_unless_exact_is_asked(capsys):
     base = ["lens", "--model", _path("cf-small"), "--fen", FEN, "--grid", "e8c8", "--unit", "mlp", "--json"]
     assert main(base) == 0
-    ranked = json.loads(capsys.readouterr().out)
-    assert sum(map(sum, ranked["exact"])) == 16 and [len(r) for r in ranked["grid"]] == [256] * 6
+    ranked = json.loads(capsys.readouterr().out)["grid"]
+    assert sum(map(sum, ranked["exact"])) == 16 and [len(r) for r in ranked["logit"]] == [256] * 6
     assert main(base + ["--exact"]) == 0
-    exact = json.loads(capsys.readouterr().out)
-    assert all(map(all, exact["exact"]))
+    exact = json.loads(capsys.readouterr().out)["grid"]
+    assert all(map(all, exact["exact"])) and exact["request"]["exact"] is True
     for l, row in enumerate(ranked["exact"]):
         for u, measured in enumerate(row):
             if measured:
-                assert abs(ranked["grid"][l][u] - exact["grid"][l][u]) < 1e-4
+                assert abs(ranked["logit"][l][u] - exact["logit"][l][u]) < 1e-4
 
 
 def test_heads_causal_adds_each_heads_importance(capsys):
@@ -142,11 +159,14 @@ def test_the_neuron_options(capsys, tmp_path):
     out = json.loads(capsys.readouterr().out)
     evaluator = load_evaluator(_path("cf-small"), device="cpu")
     adapter, board = lens_for(evaluator.model, evaluator.encoding), chess.Board(FEN)
-    assert out["neurons"] == [vars(a) for a in neurons.most_active(adapter, board, 2, top=3)]
-    assert len(out["unit_map"]["map"]) == 64 and max(out["unit_map"]["map"]) == max(
+    assert out["neurons"]["units"] == [{"index": a.unit, "peak": a.peak, "square": a.square, "mean": a.mean}
+                                       for a in neurons.most_active(adapter, board, 2, top=3)]
+    assert len(out["neuron"]["map"]) == 64 and out["neuron"]["peak"] == max(
         neurons.unit_map(adapter, board, 2, 5).tolist())
-    assert [(c["layer"], c["unit"]) for c in out["carriers"]] == [
+    assert [(c["layer"], c["index"]) for c in out["carriers"]["carriers"]] == [
         (c.layer, c.unit) for c in neurons.carriers(adapter, board, "e8c8", top=3)]
-    assert all(c["exact"] is not None for c in out["carriers"])
+    assert all(c["exact"] is not None for c in out["carriers"]["carriers"])
     where = out["where_else"]
+    assert where["request"] == {"quantity": "where_else", "unit": "mlp", "layer": 2, "index": 5, "top": 3,
+                                "pool": "fens"}
     assert where["scanned"] == 2 and len(where["top"]) == 2 and where["top"][0]["peak"] >= where["top"][1]["peak"]

@@ -27,9 +27,19 @@ SYNTH = AttentionConfig(encoders=2, embed=32, heads=4, d_model=32, ffn=48, dense
                         moves_left_hidden=32, input_format=1)
 
 
-def _cli_lens(capsys, model: str, fen: str) -> dict:
-    assert main(["lens", "--model", model, "--fen", fen, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
+def _cli_lens(capsys, model: str, fen: str, moves: list[str] = ()) -> dict:
+    """The command line's logit lens (``lens`` of its JSON: curves of up to 4 ``moves``)."""
+    assert main(["lens", "--model", model, "--fen", fen, "--json", *(["--moves", *moves] if moves else [])]) == 0
+    return json.loads(capsys.readouterr().out)["lens"]
+
+
+def _every_rank(model: str, board: chess.Board) -> dict[str, list[int]]:
+    """Every legal move's rank per readout point, from the logit lens the command line answers with."""
+    from analysis.lens import core, lens_for
+
+    evaluator = load_evaluator(model, device="cpu")
+    view = core.logit_lens(lens_for(evaluator.model, evaluator.encoding), board)
+    return {uci: view.ranks[:, m].tolist() for m, uci in enumerate(view.moves)}
 
 
 def _recorded(model: str, boards: list[chess.Board]) -> list[dict]:
@@ -54,9 +64,12 @@ def test_the_timeline_of_the_evaluation_pass_is_the_cli_logit_lens(capsys, name,
     model = request.getfixturevalue("lc0_net") if name == "lc0-synth" else str(weights_file(name))
     boards = [chess.Board(fen) for fen in FENS]
     for board, timeline in zip(boards, _recorded(model, boards)):
-        lens = _cli_lens(capsys, model, board.fen())
+        ranks = _every_rank(model, board)
+        other = next(uci for uci in ranks if uci != timeline["final"])
+        lens = _cli_lens(capsys, model, board.fen(), [timeline["final"], other])
         assert timeline["readouts"] == lens["readouts"]
-        ranks = {uci: [point["rank"] for point in points] for uci, points in lens["lens"].items()}
+        assert {uci: [point["rank"] for point in points] for uci, points in lens["curves"].items()} == {
+            uci: ranks[uci] for uci in (timeline["final"], other)}
         # Read back from the output only as far as final_from needs (the point before it) where the
         # family reads one point of many positions at once; the others read every point.
         read_from = max(timeline["final_from"] - 1, 0) if name in ("cf-small", "lc0-synth", "maia-1100") else 0
@@ -68,7 +81,6 @@ def test_the_timeline_of_the_evaluation_pass_is_the_cli_logit_lens(capsys, name,
         assert lens["top"][timeline["final_from"]:] == [timeline["final"]] * (len(lens["top"]) - timeline["final_from"])
         if timeline["final_from"] > 0:
             assert lens["top"][timeline["final_from"] - 1] != timeline["final"]
-        other = next(uci for uci in ranks if uci != timeline["final"])
         ply = for_ply(timeline, other)
         assert ply["played"] == other and ply["played_from"] is None
         assert ply["played_ranks"] == [None] * read_from + ranks[other][read_from:]

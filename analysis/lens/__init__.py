@@ -7,6 +7,10 @@ LensAdapter``, built in the family's own package); this package names no family.
 - ``LensError``: bad input (unknown readout, layer, unit or move, an illegal move, a scale out
   of range, a capability the network lacks); the CLI and the API answer it with one message,
   nothing computed.
+- The contract the CLI and the site share: ``description.LensDescription`` (what the lens can do
+  on a network, JSON the site stores at check time), ``requests`` (one checked request per
+  quantity, one JSON form), ``answers`` (each request's answer, one JSON shape) and ``checks``
+  (every input check and its sentence, written once).
 
 The adapters register forward hooks on the network for the length of one call: a worker that
 shares a loaded network between threads must not run it elsewhere during a lens call (hold the

@@ -13,7 +13,7 @@ import chess
 import numpy as np
 import torch
 
-from analysis.lens import MAX_SCALE, LensError, LensUnavailable
+from analysis.lens import LensError, LensUnavailable, checks
 from analysis.models.lens import LensAdapter, Prepared, ReadOut
 
 
@@ -24,43 +24,25 @@ def require(adapter: LensAdapter, capability: str) -> None:
 
 
 def prepare(adapter: LensAdapter, board: chess.Board) -> Prepared:
-    if not any(board.legal_moves):
-        raise LensError("the position has no legal moves (the game is over), so there is nothing to take apart")
+    checks.has_moves(board)
     return adapter.prepare(board)
 
 
 def move_index(prepared: Prepared, uci: str) -> int:
     """Where the real UCI move ``uci`` sits in ``prepared.moves`` (LensError when bad or illegal)."""
-    try:
-        move = chess.Move.from_uci(uci)
-    except (ValueError, TypeError):
-        raise LensError(f"{uci!r} is not a UCI move") from None
-    if move not in prepared.moves:
-        raise LensError(f"{uci} is not a legal move in {prepared.board.fen()}")
+    move = chess.Move.from_uci(checks.legal_move(prepared.board, uci))
     return prepared.moves.index(move)
 
 
 def check_unit(adapter: LensAdapter, kind: str, layer: int, index: int) -> None:
     require(adapter, kind)
     units = adapter.units[kind]
-    if not 0 <= layer < units.layers:
-        raise LensError(f"layer {layer} is out of range: the network has {units.layers} layers "
-                        f"(0 to {units.layers - 1})")
-    if not 0 <= index < units.per_layer:
-        raise LensError(f"{kind} {index} is out of range: layer {layer} has {units.per_layer} {units.what}s "
-                        f"(0 to {units.per_layer - 1})")
-
-
-def check_scale(scale: float) -> float:
-    if not np.isfinite(scale) or not -MAX_SCALE <= scale <= MAX_SCALE:
-        raise LensError(f"scale {scale} is outside [{-MAX_SCALE:g}, {MAX_SCALE:g}]")
-    return float(scale)
+    checks.layer_in_range(layer, units.layers)
+    checks.index_in_range(kind, index, units.per_layer)
 
 
 def check_readout(adapter: LensAdapter, name: str) -> int:
-    if name not in adapter.readouts:
-        raise LensError(f"unknown readout point {name!r}; this network has {', '.join(adapter.readouts)}")
-    return list(adapter.readouts).index(name)
+    return checks.known_readout(name, adapter.readouts)
 
 
 @dataclass
@@ -139,7 +121,7 @@ class Ablation:
 def ablate(adapter: LensAdapter, board: chess.Board, kind: str, layer: int, index: int, scale: float) -> Ablation:
     """One forward pass of two variants: clean, and unit (layer, index) of ``kind`` scaled by ``scale``."""
     check_unit(adapter, kind, layer, index)
-    scale = check_scale(scale)
+    scale = checks.scale_in_range(scale)
     prepared = prepare(adapter, board)
     scales = unit_scales(adapter, kind, 2)
     scales[1, layer, index] = scale

@@ -13,6 +13,7 @@ from webapp.jobs.gameinput import parse_pgn
 from webapp.jobs.jobs import create_job
 from webapp.jobs.models import LensResult
 from webapp.lens.tasks import compute_lens
+from webapp.networks.models import Network
 
 GAME = "1. e4 e5 2. Nf3 *"
 
@@ -125,7 +126,7 @@ def test_while_redis_is_down_503_and_nothing_pending(client, job, broker_down):
 def test_a_failed_computation_is_503_and_retry_queues_it_again(client, job, sent, monkeypatch):
     url = lens_url(job, 0, "logit")
     client.get(url)
-    monkeypatch.setattr("webapp.lens.tasks.compute_lens_answer", lambda *a: 1 / 0)
+    monkeypatch.setattr("webapp.lens.tasks.lens_answer", lambda *a: 1 / 0)
     (name, args), = sent
     assert compute_lens(*args) == "failed"
     failed = client.get(url)
@@ -167,17 +168,40 @@ def test_lens_answers_are_turned_to_whites_view():
     assert lens_for_white(grid, False)["logit"] == [[0.5]]  # a move's logit has no point of view
 
 
-def test_a_network_file_that_cannot_be_read_is_a_400_not_a_500(client, job, sent, tiny_network, monkeypatch):
-    from webapp.lens import lens
+def test_the_web_process_never_loads_a_checkpoint_to_describe_the_lens(client, job, sent, monkeypatch):
+    """The description is read from the network's row (stored when it was checked): neither the
+    checkpoint loader nor the worker's model cache is touched by the views."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("the web process loaded a checkpoint")
 
-    monkeypatch.setattr(lens, "_descriptions", {})
+    monkeypatch.setattr("analysis.checkpoint.load_evaluator", refuse)
+    monkeypatch.setattr("analysis.checkpoint.load_checkpoint", refuse)
+    monkeypatch.setattr("webapp.networks.model_cache.models.get", refuse)
+    about = client.get(f"/api/jobs/{job.id}/nodes/0/lens/")
+    assert about.status_code == 200 and about.json()["units"]["head"]["layers"] >= 1
+    assert client.get(lens_url(job, 0, "ablate", "?layer=0&index=0")).status_code == 202
+    assert client.get(lens_url(job, 0, "ablate", "?layer=99&index=0")).status_code == 400
+
+
+def test_a_network_whose_lens_was_never_described_says_so(client, job, sent, tiny_network, monkeypatch):
+    """A row registered before descriptions were stored, whose file the migration could not read:
+    refused with the reason (a 400, not a 500), nothing loaded, stored or queued."""
     monkeypatch.setattr("analysis.checkpoint.load_evaluator", lambda *a, **k: (_ for _ in ()).throw(OSError("gone")))
-    from django.core.cache import cache
-
-    cache.delete(f"sightline.lens-about.v3.{tiny_network.checksum}")
+    Network.objects.filter(pk=tiny_network.pk).update(lens_description={})
     response = client.get(lens_url(job, 0, "logit"))
-    assert response.status_code == 400 and "could not be loaded" in response.json()["error"]
-    assert LensResult.objects.count() == 0 and sent == [] and lens._descriptions == {}
+    assert response.status_code == 400 and "not been described" in response.json()["error"]
+    about = client.get(f"/api/jobs/{job.id}/nodes/0/lens/").json()
+    assert "not been described" in about["unavailable"]["lens"]
+    assert LensResult.objects.count() == 0 and sent == []
+
+
+def test_a_network_s_description_is_stored_when_it_is_checked(tiny_network):
+    from analysis.checkpoint import load_evaluator
+    from analysis.lens import lens_for
+    from analysis.lens.description import describe_adapter
+
+    evaluator = load_evaluator(tiny_network.path, "cpu")
+    assert tiny_network.lens_description == describe_adapter(lens_for(evaluator.model, evaluator.encoding)).to_json()
 
 
 def test_an_analysis_queues_a_bounded_number_of_lens_computations(client, job, sent):
@@ -190,3 +214,20 @@ def test_an_analysis_queues_a_bounded_number_of_lens_computations(client, job, s
     assert client.get(lens_url(job, 0, "ablate", "?layer=0&index=0&scale=0")).status_code == 202  # known: served
     run_sent(sent)
     assert client.get(lens_url(job, 0, "ablate", "?layer=0&index=1")).status_code == 202
+
+
+def test_networks_registered_before_descriptions_were_stored_get_theirs_from_the_migration(tiny_network):
+    """The data migration describes each ready checkpoint from its file (outside the web process);
+    a file it cannot read is left undescribed, for the next check."""
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module("webapp.networks.migrations.0006_network_lens_description")
+    described = tiny_network.lens_description
+    Network.objects.filter(pk=tiny_network.pk).update(lens_description={})
+    migration.describe_registered(apps, None)
+    assert Network.objects.get(pk=tiny_network.pk).lens_description == described
+    Network.objects.filter(pk=tiny_network.pk).update(lens_description={}, file="missing.safetensors")
+    migration.describe_registered(apps, None)
+    assert Network.objects.get(pk=tiny_network.pk).lens_description == {}

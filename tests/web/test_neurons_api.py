@@ -18,7 +18,7 @@ from tests.web.test_lens_api import GAME, job, sent  # noqa: F401 - fixtures: a 
 from webapp.jobs.gameinput import board_for, parse_pgn
 from webapp.jobs.jobs import create_job
 from webapp.jobs.models import LensResult
-from webapp.lens.neurons import MAX_POOL
+from analysis.lens.checks import MAX_POOL
 from webapp.lens.tasks import compute_lens
 
 POOL = ["r1bq1rk1/ppp2ppp/2np1n2/2b1p3/2B1P3/2NP1N2/PPP2PPP/R1BQ1RK1 w - - 0 7",
@@ -91,13 +91,13 @@ def test_a_move_s_carriers_are_re_measured_exactly(client, job, sent, adapter):
 
 
 def test_where_else_over_the_atlas_sample_stores_its_progress(client, job, sent, adapter, monkeypatch):
-    from webapp.lens import neurons
+    from analysis.lens import answers
     from webapp.lens import tasks
 
     stored = []
 
     def watched(hold, request, progress):  # the stored progress after each batch
-        return neurons.scan(hold, request, lambda done, total: (
+        return answers.scan(hold, request, lambda done, total: (
             progress(done, total), stored.append(LensResult.objects.values_list("done", "total").get())))
     monkeypatch.setattr(tasks, "scan_neuron", watched)
     first, body = ready(client, sent, url(job, 0, "where-else", "?layer=1&index=3&top=4"))
@@ -145,7 +145,7 @@ BAD_GETS = [
     ("neurons", "?layer=0&top=33", "top must be between 1 and 32"),
     ("neurons", "?layer=0&unit=head", "'head' units have no activations"),
     ("neurons", "?layer=0&unit=channel", "'channel' units have no activations"),
-    ("neuron", "?layer=0&index=32", "mlp unit 32 is out of range"),
+    ("neuron", "?layer=0&index=32", "mlp 32 is out of range"),
     ("neuron", "?layer=0&index=-1", "index must be 0 or more"),
     ("neuron", "?layer=0", "index is required"),
     ("carriers", "?move=e2e5", "not a legal move"),
@@ -198,16 +198,18 @@ def test_a_network_without_a_lens_says_why(client, material_network, sent):
 
 
 def test_a_unit_without_squares_has_no_map():
-    from webapp.lens.lens import LensUnavailable
-    from webapp.lens.neurons import check
+    from analysis.lens import LensUnavailable
+    from analysis.lens.description import LensDescription
+    from analysis.lens.requests import parse
 
-    described = {"units": {"mlp": {"layers": 1, "per_layer": 4}}, "neurons": {"mlp": {"squares": False}},
-                 "unavailable": {}}
+    described = LensDescription.from_json({"units": {"mlp": {"layers": 1, "per_layer": 4}},
+                                           "neurons": {"mlp": {"squares": False}}, "unavailable": {}})
     with pytest.raises(LensUnavailable, match="no squares"):
-        check("neuron", {"layer": "0", "index": "1"}, chess.Board(), described)
+        parse("neuron", {"layer": "0", "index": "1"}, described, chess.Board())
+    without = LensDescription.from_json({**described.to_json(), "neurons": {},
+                                         "unavailable": {"neurons": "it has no mlp"}})
     with pytest.raises(LensUnavailable, match="has no mlp"):
-        check("neurons", {"layer": "0"}, chess.Board(), {**described, "neurons": {},
-                                                          "unavailable": {"neurons": "it has no mlp"}})
+        parse("neurons", {"layer": "0"}, without, chess.Board())
 
 
 @pytest.mark.parametrize("name, kind, squares", [("cf-small", "mlp", True), ("giraffe", "mlp", False),
@@ -216,30 +218,33 @@ def test_a_unit_without_squares_has_no_map():
 def test_which_units_have_activations_each_family_says(name, kind, squares):
     """The capabilities the site reads: the kinds with activations, or the family's reason."""
     from analysis.checkpoint import load_checkpoint
+    from analysis.lens.description import neuron_kinds
     from tests.conftest import ROOT
-    from webapp.lens.neurons import neuron_kinds
 
     kinds, why = neuron_kinds(lens_for(load_checkpoint(ROOT / "weights" / f"{name}.safetensors")[0]))
     if kind is None:
         assert kinds == {} and squares in why, why
     else:
-        assert kinds == {kind: {"squares": squares}} and why is None
+        assert kinds == {kind: squares} and why is None
 
 
 def test_without_a_unit_kind_the_first_with_activations_is_taken():
-    from webapp.lens.neurons import check
+    from analysis.lens.description import LensDescription
+    from analysis.lens.requests import parse
 
-    described = {"units": {"block": {"layers": 6, "per_layer": 1}, "channel": {"layers": 6, "per_layer": 64}},
-                 "neurons": {"channel": {"squares": True}}, "unavailable": {}}
-    assert check("neuron", {"layer": "5", "index": "63"}, chess.Board(), described)["unit"] == "channel"
+    described = LensDescription.from_json({"units": {"block": {"layers": 6, "per_layer": 1},
+                                                     "channel": {"layers": 6, "per_layer": 64}},
+                                           "neurons": {"channel": {"squares": True}}, "unavailable": {}})
+    assert parse("neuron", {"layer": "5", "index": "63"}, described, chess.Board()).unit == "channel"
 
 
 def test_a_scan_holds_the_network_one_batch_at_a_time(adapter):
     """The worker lets the shared network go between batches, so its analyses run beside a long scan."""
     from contextlib import contextmanager
 
+    from analysis.lens.answers import SCAN_BATCH, scan
     from analysis.lens.neurons import where_else
-    from webapp.lens.neurons import SCAN_BATCH, scan
+    from analysis.lens.requests import stored
 
     held = []
 
@@ -249,7 +254,7 @@ def test_a_scan_holds_the_network_one_batch_at_a_time(adapter):
         yield adapter
     request = {"quantity": "where_else", "unit": "mlp", "layer": 1, "index": 9, "top": 5, "pool": "atlas"}
     progress = []
-    body = scan(hold, request, lambda done, total: progress.append((done, total)))
+    body = scan(hold, stored(request), lambda done, total: progress.append((done, total)))
     assert len(held) == 256 // SCAN_BATCH and progress[-1] == (256, 256)
     whole = where_else(adapter, load_sample(), 1, 9, top=5)  # one call over the pool: the same answer
     assert [f["index"] for f in body["top"]] == [f.index for f in whole.top]

@@ -7,12 +7,13 @@ from contextlib import contextmanager
 from celery import shared_task
 
 from analysis.lens import lens_for
+from analysis.lens.answers import answer as lens_answer
+from analysis.lens.answers import scan as scan_neuron
+from analysis.lens.requests import stored
 from webapp.jobs.attention_maps import encode_maps
 from webapp.jobs.gameinput import board_for
 from webapp.jobs.keys import node_key
 from webapp.jobs.models import AnalysisJob, AttentionMap, LensResult
-from webapp.lens.lens import compute as compute_lens_answer
-from webapp.lens.neurons import scan as scan_neuron
 from webapp.networks.model_cache import models
 from webapp.ondemand.run import run
 
@@ -52,7 +53,7 @@ def compute_lens(job_id: str, node_id: int, entry_id: int) -> str:
             return {"data": _scan(models.get(job.network), entry)}
         with models.get(job.network).exclusive() as evaluator:  # the lens hooks the shared network
             adapter = lens_for(evaluator.model, evaluator.encoding)
-            return {"data": compute_lens_answer(adapter, board_for(job.nodes, node_id), entry.request)}
+            return {"data": lens_answer(adapter, board_for(job.nodes, node_id), stored(entry.request))}
 
     return run(LensResult, entry_id, answer)
 
@@ -69,4 +70,4 @@ def _scan(batcher, entry: LensResult) -> dict:
     def progress(done: int, total: int) -> None:
         LensResult.objects.filter(pk=entry.pk).update(done=done, total=total)
 
-    return scan_neuron(hold, entry.request, progress)
+    return scan_neuron(hold, stored(entry.request), progress)

@@ -9,6 +9,7 @@ import chess
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET, require_http_methods
 
+from analysis.lens.checks import parse_fens
 from webapp.jobs.attention_maps import layer_payload
 from webapp.jobs.gameinput import board_for
 from webapp.jobs.jobs import get_job_or_404
@@ -16,7 +17,7 @@ from webapp.jobs.keys import node_key
 from webapp.jobs.live.messages import lens_for_white
 from webapp.jobs.models import AttentionMap, LensResult
 from webapp.lens import lens as lens_requests
-from webapp.lens import neurons
+from webapp.lens.neurons import MAX_POOL_BYTES, game_fens
 from webapp.lens.attention_limits import refuse_for_session
 from webapp.ondemand.limits import LIMITS
 from webapp.ondemand.refused import Refused, sentence
@@ -79,7 +80,7 @@ def attention(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse:
 def lens_about(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse:
     """What the lens can take apart on this job's network (readouts, unit kinds, what it lacks and why)."""
     job, _ = _job_and_board(job_id, node_id)
-    return JsonResponse({"network": job.network.name, **lens_requests.describe(job.network)})
+    return JsonResponse({"network": job.network.name, **lens_requests.describe(job.network).to_json()})
 
 
 @refusals
@@ -125,10 +126,10 @@ def _scan_query(request: HttpRequest, job) -> tuple[dict, list[str] | None]:
     if request.method == "GET":
         if request.GET.get("pool") == "fens":
             raise lens_requests.LensError("an uploaded FEN list is sent with POST (JSON: layer, index, fens)")
-        return request.GET, neurons.game_fens(job.nodes) if request.GET.get("pool") == "game" else None
-    if len(request.body) > neurons.MAX_POOL_BYTES:
+        return request.GET, game_fens(job.nodes) if request.GET.get("pool") == "game" else None
+    if len(request.body) > MAX_POOL_BYTES:
         raise _TooLarge(f"the body is {len(request.body):,} bytes; an uploaded FEN list may be at most "
-                        f"{neurons.MAX_POOL_BYTES:,}")
+                        f"{MAX_POOL_BYTES:,}")
     try:
         body = json.loads(request.body or b"")
     except (ValueError, RecursionError):
@@ -138,7 +139,7 @@ def _scan_query(request: HttpRequest, job) -> tuple[dict, list[str] | None]:
     if "fens" not in body:
         raise lens_requests.LensError("fens is required: the list of positions to scan")
     query = {k: str(body[k]) for k in ("layer", "index", "unit", "top") if body.get(k) is not None}
-    return {**query, "pool": "fens"}, neurons.parse_fens(body["fens"])
+    return {**query, "pool": "fens"}, parse_fens(body["fens"])
 
 
 def _lens_answer(request: HttpRequest, job, node_id: int, board: chess.Board, checked: dict, poll: str) -> JsonResponse:

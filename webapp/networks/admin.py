@@ -92,7 +92,7 @@ class NetworkUploadForm(forms.ModelForm):
             network.checksum, network.size_bytes = self.checksum, self.cleaned_data["file"].size
             network.kind, network.family, network.preset, network.config = Network.Kind.CHECKPOINT, "", "", {}
             network.parameters, network.trained, network.provenance, network.metrics = 0, False, {}, {}
-            network.input_encoding, network.capabilities = "", {}
+            network.input_encoding, network.capabilities, network.lens_description = "", {}, {}
             network.status, network.status_message = Network.Status.CHECKING, ""
         if network.is_default:
             Network.objects.exclude(pk=network.pk).update(is_default=False)
@@ -130,8 +130,8 @@ class NetworkAdmin(admin.ModelAdmin):
     list_filter = ["status", "kind", "trained", "active", "queue"]
     search_fields = ["name", "checksum"]
     readonly_fields = ["status", "status_message", "kind", "family", "preset", "checksum", "size_bytes", "parameters",
-                       "trained", "config", "input_encoding", "capabilities", "provenance", "metrics",
-                       "created_at", "card_rendered"]
+                       "trained", "config", "input_encoding", "capabilities", "lens_description", "provenance",
+                       "metrics", "created_at", "card_rendered"]
     actions = ["check_again"]
 
     def get_readonly_fields(self, request, obj=None):

@@ -67,6 +67,9 @@ class Network(models.Model):
     capabilities = models.JSONField(default=dict, blank=True,
                                     help_text="What its outputs offer: policy, value, WDL, action values, "
                                               "attention [layers, heads] (analysis.evaluator.Capabilities)")
+    lens_description = models.JSONField(default=dict, blank=True,
+                                        help_text="What the lens can take apart, computed when a worker checks the "
+                                                  "network (analysis.lens.description.LensDescription.to_json())")
     queue = models.CharField(max_length=8, choices=Queue.choices, default=Queue.CPU,
                              help_text="Celery queue whose workers run this network")
     active = models.BooleanField(default=True, help_text="Offered on the home page")

@@ -18,6 +18,7 @@ from django.db import transaction
 
 from analysis.checkpoint import CheckpointError, file_sha256, load_checkpoint
 from analysis.evaluator import MaterialEvaluator
+from analysis.lens.description import describe_model
 from analysis.models.inference import TorchEvaluator
 from analysis.models import get_family, importer_for
 from analysis.checkpoint.probe import probe_network
@@ -45,6 +46,7 @@ class CheckpointFacts:
     trained: bool
     provenance: dict
     metrics: dict
+    lens_description: dict  # LensDescription.to_json(): the web process checks lens requests against it
 
 
 def inspect_checkpoint(path: Path) -> CheckpointFacts:
@@ -67,6 +69,7 @@ def inspect_checkpoint(path: Path) -> CheckpointFacts:
         preset=family.preset_name(meta.config), config=meta.config, input_encoding=meta.input_encoding,
         capabilities=family.capabilities(model.config).to_dict(), parameters=parameters,
         trained=meta.trained, provenance=meta.provenance, metrics=metrics,
+        lens_description=describe_model(model, evaluator.encoding).to_json(),
     )
 
 
@@ -96,6 +99,7 @@ def apply_facts(network: Network, facts: CheckpointFacts) -> None:
     network.trained = facts.trained
     network.provenance = facts.provenance
     network.metrics = facts.metrics
+    network.lens_description = facts.lens_description
 
 
 @transaction.atomic
@@ -202,7 +206,7 @@ def _discard(path: Path | None) -> None:
 
 # What a check learns from the file (besides the checksum the upload recorded).
 _FACT_FIELDS = ("kind", "size_bytes", "family", "preset", "config", "input_encoding", "capabilities", "parameters",
-                "trained", "provenance", "metrics", "card")
+                "trained", "provenance", "metrics", "card", "lens_description")
 
 
 def _finish_check(network: Network, status: str, message: str, fields: tuple[str, ...] = (),

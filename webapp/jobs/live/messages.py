@@ -58,7 +58,7 @@ def eval_for_white(data: dict, white: bool, played: str | None = None) -> dict:
 
 
 def lens_for_white(data: dict, white: bool) -> dict:
-    """A stored lens answer (``webapp.lens.lens.compute``) as White's: expected scores and WDL
+    """A stored lens answer (``analysis.lens.answers.answer``) as White's: expected scores and WDL
     per readout point, a scaled unit's scores, a grid's clean score and score changes (a change
     of White's score is the mover's change, negated when Black moves)."""
     out = dict(data)
