@@ -73,22 +73,20 @@ def build_corpus(root: Path, cfg: CorpusConfig, limits: RunLimits, *, stockfish:
     totals = card.get("build", {"positions": 0, "shards": []})
     log(f"corpus {root}: {len(done)} shards, {len(keys)} positions; {limits}")
 
-    def more() -> bool:
-        if limits.max_shards is not None and next_index >= limits.max_shards:
+    def may_start(index: int) -> bool:
+        if limits.max_shards is not None and index >= limits.max_shards:
             return False
         if limits.target is not None and len(keys) >= limits.target:
             return False
         return limits.max_wall_minutes is None or time.monotonic() - started < 60 * limits.max_wall_minutes
 
-    next_index = len(done)
-    for table, stats in _made_shards(cfg, path, limits.workers, lambda: next_index, more):
+    for table, stats in _made_shards(cfg, path, limits.workers, len(done), may_start):
         table = table.filter([key not in keys for key in table["key"].to_pylist()])
         stats.earlier = stats.candidates - stats.held_out - stats.repeated - table.num_rows
         stats.rows = table.num_rows
         stats.by_source = {s: int(n) for s, n in zip(*_counts(table, "source"))}
         write_table_atomic(table, shard_path(root, stats.index))
         keys.update(table["key"].to_pylist())
-        next_index = stats.index + 1
         totals = _add(totals, stats, len(keys))
         update_card(root, "build", totals)
         log(f"shard {stats.index}: {stats.rows} positions ({stats.candidates} made, {stats.earlier} in earlier "
@@ -97,27 +95,29 @@ def build_corpus(root: Path, cfg: CorpusConfig, limits: RunLimits, *, stockfish:
     return totals
 
 
-def _made_shards(cfg: CorpusConfig, stockfish: str, workers: int, next_index, more):
-    """Yield (table, stats) of shards next_index(), +1, ... in index order while ``more()`` holds
-    when a shard would be started; ``workers`` processes make them, at most one each at a time."""
+def _made_shards(cfg: CorpusConfig, stockfish: str, workers: int, first: int, may_start):
+    """Yield (table, stats) of shards ``first``, +1, ... in index order, each started only if
+    ``may_start(index)`` then holds; ``workers`` processes make them, one each at a time."""
     if workers <= 1:
         maker = ShardMaker(cfg, stockfish)
         try:
-            while more():
-                yield maker.make(next_index())
+            index = first
+            while may_start(index):
+                yield maker.make(index)
+                index += 1
         finally:
             maker.close()
         return
     ctx = mp.get_context("spawn")  # fresh interpreters: no torch or engine threads forked
     with ctx.Pool(workers, initializer=_init_worker, initargs=(cfg, stockfish)) as pool:
         pending = []
-        index = next_index()
-        while len(pending) < workers and more():
+        index = first
+        while len(pending) < workers and may_start(index):
             pending.append(pool.apply_async(_make, (index,)))
             index += 1
         while pending:
             yield pending.pop(0).get()
-            if more():
+            if may_start(index):
                 pending.append(pool.apply_async(_make, (index,)))
                 index += 1
 
