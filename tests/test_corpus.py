@@ -131,3 +131,13 @@ def test_status_counts_what_is_on_disk(tiny):
     assert status["shards"] == 2 and status["card_agrees"]
     assert sum(status["by_source"].values()) == status["positions"]
     assert status["dropped"]["held_out"] >= 1
+
+
+def test_the_position_dataset_takes_a_corpus_directory(tiny):
+    from analysis.train.dataset import PositionDataset
+
+    _, whole, _, _ = tiny
+    dataset = PositionDataset(whole, "train")
+    batch = dataset[[0, 1, 2]]
+    assert batch["policy"].sum(dim=1).allclose(batch["policy"].new_ones(3))
+    assert (batch["legal"] | (batch["policy"] == 0)).all()
