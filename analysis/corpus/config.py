@@ -21,8 +21,8 @@ class CorpusConfig:
     """What a shard contains. Two builds with equal configs write equal bytes (see ``recipe``)."""
 
     seed: int = 0
-    nodes: int = 5000  # Stockfish's node budget per position (docs/training.md: how it was chosen)
-    top_k: int = 5  # moves with their own scores, the soft policy target (chosen by measurement)
+    nodes: int = 2000  # Stockfish's node budget per position (docs/training.md: how it was chosen)
+    top_k: int = 3  # Stockfish lines (multipv) kept for the soft policy target (chosen by measurement)
     hash_mb: int = 4  # cleared before every position (ucinewgame): labels do not depend on order
     games_per_maia: int = 12  # self-play games per Maia per shard, played in one batch
     masters_per_shard: int = 4  # master games per shard, in file order, until they run out
