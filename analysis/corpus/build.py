@@ -98,6 +98,8 @@ def build_corpus(root: Path, cfg: CorpusConfig, limits: RunLimits, *, stockfish:
 def _made_shards(cfg: CorpusConfig, stockfish: str, workers: int, first: int, may_start):
     """Yield (table, stats) of shards ``first``, +1, ... in index order, each started only if
     ``may_start(index)`` then holds; ``workers`` processes make them, one each at a time."""
+    if not may_start(first):  # nothing to do: load no network and start no engine
+        return
     if workers <= 1:
         maker = ShardMaker(cfg, stockfish)
         try:
