@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "heads_cmd",
     "lens_cmd",
     "data_cmds",
+    "corpus_cmds",
     "train_cmd",
     "ablation_cmd",
     "selfplay_cmd",

@@ -37,6 +37,7 @@ import numpy as np
 import pyarrow as pa
 import torch
 
+from analysis.corpus.reader import is_corpus, read_as_annotated
 from analysis.data.store import PLANES_BYTES, read_annotated
 from analysis.encoding import POLICY_SIZE, pack
 from analysis.encoding.lc0_planes import BLACK_TO_MOVE_PLANE, bitboard_rows, unpack_planes
@@ -123,7 +124,8 @@ class PositionDataset(torch.utils.data.Dataset):
             raise ValueError("fen_only_share and colour_flip_share must be in [0, 1]")
         self.fen_only_share, self.colour_flip_share, self.seed = fen_only_share, colour_flip_share, seed
         roots = [root] if isinstance(root, Path) else list(root)
-        table = pa.concat_tables(read_annotated(r, columns=_COLUMNS, split=split) for r in roots)
+        table = pa.concat_tables((read_as_annotated if is_corpus(r) else read_annotated)(r, columns=_COLUMNS, split=split)
+                                 for r in roots)  # an annotated dataset or a position corpus (analysis.corpus)
         if max_rows is not None:
             table = table.slice(0, max_rows)
         if table.num_rows == 0:

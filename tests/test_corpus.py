@@ -1,0 +1,143 @@
+"""The position corpus (analysis.corpus): a tiny build is bit-for-bit reproducible, resumes where it
+stopped, holds each position once and no held-out one, and its labels are Stockfish's at its budget."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from pathlib import Path
+
+import chess
+import chess.polyglot
+import pyarrow.parquet as pq
+import pytest
+
+from tests.conftest import require_shared_data, require_stockfish
+
+# A position of Philidor.pgn's first game (after 4.d4): a suite that holds it must keep it out.
+HELD_OUT_MOVES = "e2e4 e7e5 f1c4 f8c5 c2c3 g8f6 d2d4"
+
+
+def _board(moves: str) -> chess.Board:
+    board = chess.Board()
+    for uci in moves.split():
+        board.push_uci(uci)
+    return board
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """(config, corpus built by 2 workers in one go, corpus built by 1 worker stopped after a shard and rerun)."""
+    from analysis.corpus.build import RunLimits, build_corpus
+    from analysis.corpus.config import CorpusConfig
+
+    stockfish = require_stockfish()
+    data = require_shared_data()
+    root = tmp_path_factory.mktemp("corpus")
+    suite = root / "extra.epd"
+    suite.write_text(_board(HELD_OUT_MOVES).epd() + ' id "test";\n')
+    cfg = CorpusConfig(seed=3, nodes=100, top_k=3, games_per_maia=2, masters_per_shard=1, max_plies=24,
+                       pgn_files=(data / "pgn" / "Philidor.pgn",),
+                       puzzle_files=tuple(sorted((data / "puzzles").glob("*.csv"))),
+                       suite_files=(*sorted((data / "suites").glob("*.epd")), suite))
+    whole, resumed = root / "whole", root / "resumed"
+    build_corpus(whole, cfg, RunLimits(max_shards=2, workers=2), stockfish=stockfish, log=lambda _: None)
+    build_corpus(resumed, cfg, RunLimits(max_shards=1), stockfish=stockfish, log=lambda _: None)
+    first = (resumed / "shards" / "shard-00000.parquet").stat()
+    build_corpus(resumed, cfg, RunLimits(max_shards=2), stockfish=stockfish, log=lambda _: None)
+    assert (resumed / "shards" / "shard-00000.parquet").stat().st_mtime_ns == first.st_mtime_ns  # never rewritten
+    return cfg, whole, resumed, stockfish
+
+
+def _digests(root: Path) -> list[str]:
+    return [hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted((root / "shards").glob("*.parquet"))]
+
+
+def test_a_resumed_build_on_one_worker_writes_the_same_bytes_as_one_run_on_two(tiny):
+    _, whole, resumed, _ = tiny
+    assert len(_digests(whole)) == 2
+    assert _digests(whole) == _digests(resumed)
+    assert not list((whole / "shards").glob("*.tmp"))
+
+
+def test_every_position_is_there_once_and_no_held_out_one(tiny):
+    from analysis.corpus.reader import read_corpus
+    from analysis.data.held_out import held_out_zobrist
+
+    cfg, whole, _, _ = tiny
+    table = read_corpus(whole)
+    keys = table["key"].to_pylist()
+    assert len(keys) == len(set(keys))
+    assert keys == [chess.polyglot.zobrist_hash(chess.Board(f)) for f in table["fen"].to_pylist()]
+    assert not set(keys) & held_out_zobrist(cfg.puzzle_files, cfg.suite_files)
+    held = chess.polyglot.zobrist_hash(_board(HELD_OUT_MOVES))
+    plies = {r["ply"] for r in table.to_pylist() if r["game_id"] == "master:Philidor:0"}
+    assert held not in keys and 7 not in plies and {6, 8} <= plies  # only the held-out ply is missing
+    assert set(table["source"].to_pylist()) == {"master", "maia-1100", "maia-1500", "maia-1900"}
+
+
+def test_the_schema_and_the_labels_are_stockfish_at_the_budget(tiny):
+    from analysis.corpus.label import Labeller
+    from analysis.corpus.reader import read_corpus
+    from analysis.corpus.shard import SCHEMA
+    from analysis.data.sources import PositionSource
+
+    cfg, whole, _, stockfish = tiny
+    assert pq.read_schema(whole / "shards" / "shard-00000.parquet").remove_metadata() == SCHEMA
+    rows = read_corpus(whole).to_pylist()
+    labeller = Labeller(stockfish, nodes=cfg.nodes, top_k=cfg.top_k, hash_mb=cfg.hash_mb)
+    try:
+        for row in random.Random(0).sample(rows, 8):
+            board = PositionSource(row["fen"], row["history_fen"], row["history_moves"], row["game_id"], row["ply"],
+                                   row["source"]).board()
+            labels = labeller.label(board)
+            assert (row["best_move"], row["top_moves"]) == (labels.best_move, labels.top_moves)
+            assert row["win"] == pytest.approx(labels.win, abs=1e-6)
+            assert row["top_win"] == pytest.approx(labels.top_win, abs=1e-6)
+    finally:
+        labeller.close()
+    for row in rows:
+        assert row["top_moves"][0] == row["best_move"] and 1 <= len(row["top_moves"]) <= cfg.top_k
+        assert row["split"] in {"train", "test"} and (row["opening"] is None) == (row["source"] == "master")
+
+
+def test_the_training_loop_reads_it(tiny):
+    from analysis.corpus.reader import read_as_annotated
+    from analysis.data.store import ANNOTATED_SCHEMA
+
+    _, whole, _, _ = tiny
+    table = read_as_annotated(whole)
+    assert table.schema == ANNOTATED_SCHEMA and table.num_rows > 100
+    row = table.slice(0, 1).to_pylist()[0]
+    assert row["best_index"] == row["action_indices"][0] and row["best_index"] in row["legal_indices"]
+
+
+def test_a_rerun_with_another_recipe_is_refused(tiny):
+    from dataclasses import replace
+
+    from analysis.corpus.build import RecipeMismatch, RunLimits, build_corpus
+
+    cfg, whole, _, stockfish = tiny
+    with pytest.raises(RecipeMismatch, match="nodes"):
+        build_corpus(whole, replace(cfg, nodes=cfg.nodes + 1), RunLimits(max_shards=3), stockfish=stockfish,
+                     log=lambda _: None)
+
+
+def test_status_counts_what_is_on_disk(tiny):
+    from analysis.corpus.build import corpus_status
+
+    _, whole, _, _ = tiny
+    status = corpus_status(whole)
+    assert status["shards"] == 2 and status["card_agrees"]
+    assert sum(status["by_source"].values()) == status["positions"]
+    assert status["dropped"]["held_out"] >= 1
+
+
+def test_the_position_dataset_takes_a_corpus_directory(tiny):
+    from analysis.train.dataset import PositionDataset
+
+    _, whole, _, _ = tiny
+    dataset = PositionDataset(whole, "train")
+    batch = dataset[[0, 1, 2]]
+    assert batch["policy"].sum(dim=1).allclose(batch["policy"].new_ones(3))
+    assert (batch["legal"] | (batch["policy"] == 0)).all()
