@@ -29,7 +29,7 @@ from webapp.jobs.ownership import owner_only, owns, remember_owner, visible_jobs
 from webapp.jobs.searches import SEARCHES
 from webapp.jobs.variations import add_line
 from webapp.networks.atlas import ready_atlas
-from webapp.networks.figures import PUZZLE_AGENTS, SCALE_NOTE
+from webapp.networks.figures import SCALE_NOTE
 from webapp.networks.models import Network
 from webapp.networks.picker import groups as picker_groups
 from webapp.ondemand.refused import Refused
@@ -49,7 +49,7 @@ def _home_context(request: HttpRequest, form: AnalyseForm) -> dict:
     """The form and its choices: the networks in the picker's groups (``networks.picker``), the ablations'
     variants in their own groups after them."""
     return {"form": form, "network_groups": picker_groups(Network.objects.offered()),
-            "elo_scale": SCALE_NOTE, "puzzle_agents": PUZZLE_AGENTS,
+            "elo_scale": SCALE_NOTE,
             "searches": list(SEARCHES.values()), "recent": _recent_jobs(request)}
 
 

@@ -60,12 +60,18 @@ def groups(offered) -> list[tuple[str, list[Choice]]]:
     strongest = _strongest(rest)
     apart = [n for n in rest if n not in strongest and n.caps.attention is not None and n.trained]
     others = [n for n in rest if n not in strongest and n not in apart]
-    found = [(HUMAN, [Choice(n, f"{n.display_label}, {bands[n.pk].text}: {n.strength.headline}") for n in human]),
+    found = [(HUMAN, [Choice(n, _human_label(n, bands[n.pk])) for n in human]),
              (STRONGEST, [Choice(n, n.choice_label) for n in strongest]),
              (TAKING_APART, [Choice(n, f"{n.choice_label}, {_heads(n)}") for n in apart]),
              (OTHERS, [Choice(n, n.choice_label) for n in others])]
     found += [(label, [Choice(n, n.choice_label) for n in group]) for label, group in variants]
     return [(label, choices) for label, choices in found if choices]
+
+
+def _human_label(network, band: HumanBand) -> str:
+    """Who it plays like first; the value flag kept, as every option shows it."""
+    flag = f" [{network.value_sanity.label}]" if network.value_sanity.flagged else ""
+    return f"{network.name}, {band.text}: {network.strength.headline}{flag}"
 
 
 def _elo_order(network) -> tuple:
