@@ -35,7 +35,7 @@ def giraffe_network(db, tmp_path):
 
 def _selected(body: str, select_id: str) -> str:
     """The value of the option rendered as selected in the <select> with this id."""
-    select = re.search(rf'<select name="\w+" id="{select_id}">(.*?)</select>', body, re.S).group(1)
+    select = re.search(rf'<select name="\w+" id="{select_id}"[^>]*>(.*?)</select>', body, re.S).group(1)
     return re.search(r'<option value="([^"]+)"[^>]*\bselected\b', select).group(1)
 
 

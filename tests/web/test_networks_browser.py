@@ -48,7 +48,9 @@ def test_networks_page_from_home_at_desktop_and_phone_width(site, browser):  # n
     assert sorted(names) == sorted(Network.objects.values_list("name", flat=True))
     assert page.is_visible("#net-cb-cpu .badge-untrained:text('very weak')")
     assert "default" in page.inner_text("#net-ag-cpu th")
-    assert page.inner_text("#net-ag-cpu td:nth-child(6)").startswith(Network.objects.get(name="ag-cpu").strength.elo.text)
+    found = Network.objects.get(name="ag-cpu").strength
+    assert page.inner_text("#net-ag-cpu td:nth-child(6)").startswith(found.rating.text)  # about 980 (880-1090)
+    assert found.elo.text in page.inner_text("#net-ag-cpu td:nth-child(6)")
     shot(page, "networks-1400")
     page.click("text=Networks")  # the header's link leads here too
     page.wait_for_url("**/networks/")

@@ -144,7 +144,8 @@ def test_home_dropdown_shows_each_networks_strength_and_marks_the_very_weak(clie
     shipped_rows(["ag-cpu", "cb-cpu"])
     html = client.get("/").content.decode()
     options = dict(re.findall(r'<option value="([\w-]+)" data-search[^>]*>([^<]*)</option>', html))
-    assert strength(shipped_metrics("ag-cpu")).headline in options["ag-cpu"]
+    assert strength(shipped_metrics("ag-cpu"), "policy").headline in options["ag-cpu"]
+    assert "Elo about 980 (880-1090), puzzles 14.5% (raw policy, top move)" in options["ag-cpu"]
     assert "VERY WEAK" in options["cb-cpu"] and "VERY WEAK" not in options["ag-cpu"]
     assert "data-very-weak" in re.search(r'<option value="cb-cpu"[^>]*>', html).group(0)
     assert 'href="/networks/"' in html  # from the header and beside the dropdown

@@ -101,11 +101,22 @@ class Figure(serializers.Serializer):
     agent = serializers.CharField(help_text="The agent (or test set) that measured it.")
 
 
+class Rating(serializers.Serializer):
+    value = serializers.FloatField(help_text="Elo on Stockfish's UCI_Elo scale.")
+    low = serializers.FloatField(allow_null=True, help_text="95% interval's low end (null without the match's W/D/L).")
+    high = serializers.FloatField(allow_null=True)
+    text = serializers.CharField(help_text='As the pages show it: "about 870 (730-1010)".')
+    scale = serializers.CharField(help_text="What the scale is.")
+
+
 class Figures(serializers.Serializer):
     puzzles = Figure(allow_null=True, help_text="Its best agent's share of 1,000 Lichess puzzles.")
     sts = Figure(allow_null=True, help_text="Strategic Test Suite, out of 15,000.")
     elo_vs_sf1350 = Figure(allow_null=True, help_text="Elo against Stockfish at UCI_Elo 1350, 100 games.")
     value_quality = Figure(allow_null=True, help_text="Its value against Stockfish's win probability.")
+    elo = Rating(allow_null=True, help_text="elo_vs_sf1350 on one scale: 1350 + the difference, with its 95% interval.")
+    puzzles_one_agent = Figure(allow_null=True, help_text="Puzzles by the one agent every network is shown with: the "
+                               "raw policy's top move, or the value one ply ahead for a network with no policy head.")
 
 
 class NetworkDetail(NetworkBrief):

@@ -28,9 +28,10 @@ from webapp.jobs.review import engine_legend
 from webapp.jobs.ownership import owner_only, owns, remember_owner, visible_jobs
 from webapp.jobs.searches import SEARCHES
 from webapp.jobs.variations import add_line
-from webapp.networks.ablations import picker_groups
 from webapp.networks.atlas import ready_atlas
+from webapp.networks.figures import SCALE_NOTE
 from webapp.networks.models import Network
+from webapp.networks.picker import groups as picker_groups
 from webapp.ondemand.refused import Refused
 from workers.dispatch import BrokerUnavailable
 
@@ -45,9 +46,10 @@ def _recent_jobs(request: HttpRequest):
 
 
 def _home_context(request: HttpRequest, form: AnalyseForm) -> dict:
-    """The form and its choices; the ablations' variants in their own groups after the shipped networks."""
-    networks, variant_groups = picker_groups(Network.objects.offered())
-    return {"form": form, "networks": networks, "variant_groups": variant_groups,
+    """The form and its choices: the networks in the picker's groups (``networks.picker``), the ablations'
+    variants in their own groups after them."""
+    return {"form": form, "network_groups": picker_groups(Network.objects.offered()),
+            "elo_scale": SCALE_NOTE,
             "searches": list(SEARCHES.values()), "recent": _recent_jobs(request)}
 
 

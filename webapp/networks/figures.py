@@ -14,6 +14,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from analysis.eval.elo import PairResult, fit_elo
+
 # A network this weak is marked so wherever it is chosen: its best agent solves under 5% of the
 # puzzles (material-greedy, a one-ply material count, solves 8.0%: cf-small's card) or loses by
 # more than 700 Elo to Stockfish 1350 (material-greedy: -921).
@@ -21,6 +23,45 @@ VERY_WEAK_PUZZLES = 0.05
 VERY_WEAK_ELO = -700.0
 
 _OWN = re.compile(r"^(puzzles|sts|match)_(.+)$")
+
+# Every card's match is against Stockfish limited with ``UCI_Elo`` 1350, so 1350 + the measured difference
+# puts every network on one scale: Stockfish's own, which its authors calibrated against CCRL-like
+# engine lists, not against human players' online ratings.
+STOCKFISH_ELO = 1350
+SCALE_NOTE = ("Elo on Stockfish's UCI_Elo scale (roughly that of computer rating lists such as CCRL; not "
+              "Lichess's): 1350 plus the difference measured in 100 games against Stockfish at UCI_Elo 1350, "
+              "with its 95% interval from those games' wins, draws and losses.")
+# The one puzzle agent every network is shown with: its raw policy's top move; a network without a policy
+# head plays the move its value prefers one ply ahead.
+PUZZLE_AGENTS = {"policy": "raw policy, top move", "value": "value, one ply (no policy head)"}
+
+
+@dataclass(frozen=True)
+class Rating:
+    """An absolute Elo on Stockfish's scale; ``low``/``high`` the 95% interval (None without W/D/L)."""
+
+    value: float
+    low: float | None = None
+    high: float | None = None
+
+    @property
+    def text(self) -> str:
+        interval = f" ({_tens(self.low)}-{_tens(self.high)})" if self.low is not None else ""
+        return f"about {_tens(self.value)}{interval}"
+
+
+def _tens(x: float) -> str:
+    """Rounded to ten: a 100-game match measures no finer."""
+    return f"{10 * round(x / 10):.0f}"
+
+
+def rating(wins: int, draws: int, losses: int, anchor: float = STOCKFISH_ELO) -> Rating:
+    """The rating and 95% interval of a player who scored ``wins``/``draws``/``losses`` against an opponent
+    rated ``anchor``, by the site's one Elo fit (``analysis.eval.elo``, anchored at the opponent)."""
+    fit = fit_elo([PairResult("network", "stockfish", wins, draws, losses)], anchor="stockfish",
+                  anchor_rating=anchor)
+    low, high = fit.interval("network")
+    return Rating(fit.ratings["network"], low, high)
 
 
 @dataclass(frozen=True)
@@ -38,6 +79,8 @@ class Strength:
     sts: Measured | None = None
     elo: Measured | None = None
     value_quality: Measured | None = None
+    rating: Rating | None = None  # ``elo``'s match on Stockfish's scale
+    one_agent: Measured | None = None  # puzzles by the one agent every network is shown with
 
     @property
     def measured(self) -> bool:
@@ -50,11 +93,16 @@ class Strength:
 
     @property
     def headline(self) -> str:
-        """The few words the home dropdown shows: Elo against Stockfish 1350 and puzzles solved."""
+        """The few words the home dropdown shows: Elo on Stockfish's scale with its interval, and puzzles
+        solved by the one agent (``one_agent``, named), else by the best agent."""
         parts = []
-        if self.elo is not None:
+        if self.rating is not None:
+            parts.append(f"Elo {self.rating.text}")
+        elif self.elo is not None:
             parts.append(f"Elo {self.elo.value:+.0f} vs SF 1350")
-        if self.puzzles is not None:
+        if self.one_agent is not None:
+            parts.append(f"puzzles {100 * self.one_agent.value:.1f}% ({self.one_agent.agent})")
+        elif self.puzzles is not None:
             parts.append(f"puzzles {100 * self.puzzles.value:.1f}%")
         if not parts and self.sts is not None:
             parts.append(f"STS {self.sts.text}")
@@ -62,19 +110,38 @@ class Strength:
         return f"VERY WEAK: {text}" if self.very_weak else text
 
 
-def strength(metrics: dict | None) -> Strength:
-    """This network's own best figure of each kind (over its agents) in ``metrics``."""
+def strength(metrics: dict | None, puzzle_agent: str | None = None) -> Strength:
+    """This network's own best figure of each kind (over its agents) in ``metrics``; with ``puzzle_agent``
+    (a key of ``PUZZLE_AGENTS``) also that agent's puzzles (``puzzles_<agent>``) as ``one_agent``."""
+    metrics = metrics or {}
     best: dict[str, Measured] = {}
-    for key, entry in (metrics or {}).items():
+    entries: dict[str, dict] = {}
+    for key, entry in metrics.items():
         match = _OWN.match(key)
         if not match or not isinstance(entry, dict):
             continue
         kind = match.group(1)
         figure = _READERS[kind](entry)
         if figure is not None and (kind not in best or figure.value > best[kind].value):
-            best[kind] = figure
+            best[kind], entries[kind] = figure, entry
     return Strength(best.get("puzzles"), best.get("sts"), best.get("match"),
-                    _value_quality((metrics or {}).get("value_quality")))
+                    _value_quality(metrics.get("value_quality")),
+                    rating=_rating(entries["match"]) if "match" in entries else None,
+                    one_agent=_one_agent(metrics, puzzle_agent))
+
+
+def _rating(entry: dict) -> Rating:
+    """From the match's W/D/L where the card has them; else the difference alone, with no interval."""
+    record = [entry.get(k) for k in ("wins", "draws", "losses")]
+    if all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in record) and sum(record):
+        return rating(*record)
+    return Rating(STOCKFISH_ELO + _number(entry, "elo_diff"))
+
+
+def _one_agent(metrics: dict, agent: str | None) -> Measured | None:
+    entry = metrics.get(f"puzzles_{agent}") if agent in PUZZLE_AGENTS else None
+    figure = _puzzles(entry) if isinstance(entry, dict) else None
+    return None if figure is None else Measured(figure.value, figure.text, PUZZLE_AGENTS[agent])
 
 
 def _number(entry: dict, key: str) -> float | None:

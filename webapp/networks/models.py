@@ -14,6 +14,7 @@ from analysis.models import get_family, importer_for
 from analysis.models.family import ModelFamily
 from analysis.search_catalogue import DEFAULT_SEARCH, SEARCHES
 from webapp.networks.figures import Strength, strength
+from webapp.networks.one_agent import puzzle_agent, with_one_agent
 from webapp.networks.value_sanity import ValueSanity, read_value_sanity
 
 
@@ -98,9 +99,15 @@ class Network(models.Model):
         return read_value_sanity(self.metrics, is_network=self.kind == self.Kind.CHECKPOINT)
 
     @property
+    def puzzle_agent(self) -> str | None:
+        """The agent its puzzles are shown with (``figures.PUZZLE_AGENTS``); None for the material baseline."""
+        return puzzle_agent(self.caps.policy) if self.kind == self.Kind.CHECKPOINT else None
+
+    @property
     def strength(self) -> Strength:
-        """Its measured figures (puzzles, STS, Elo vs Stockfish 1350), read from its metrics."""
-        return strength(self.metrics)
+        """Its measured figures (puzzles, STS, Elo vs Stockfish 1350), read from its metrics, and its
+        puzzles by the one agent every network is shown with (``one_agent``)."""
+        return strength(with_one_agent(self.metrics, self.checksum), self.puzzle_agent)
 
     @property
     def choice_label(self) -> str:

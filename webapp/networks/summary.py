@@ -5,12 +5,17 @@ from __future__ import annotations
 
 from django.urls import reverse
 
-from webapp.networks.figures import Measured, strength
+from webapp.networks.figures import SCALE_NOTE, Measured, Rating
 from webapp.networks.models import Network
 
 
 def _figure(found: Measured | None) -> dict | None:
     return None if found is None else {"value": found.value, "text": found.text, "agent": found.agent}
+
+
+def _rating(found: Rating | None) -> dict | None:
+    return None if found is None else {"value": found.value, "low": found.low, "high": found.high,
+                                       "text": found.text, "scale": SCALE_NOTE}
 
 
 def network_brief(network: Network, absolute) -> dict:
@@ -22,12 +27,13 @@ def network_brief(network: Network, absolute) -> dict:
 
 def network_json(network: Network, absolute) -> dict:
     """Everything the networks page shows of ``network``, as JSON."""
-    found = strength(network.metrics)
+    found = network.strength
     return {**network_brief(network, absolute), "preset": network.preset, "kind": network.kind,
             "parameters": network.parameters, "size_bytes": network.size_bytes,
             "offered": network.active and network.status == Network.Status.READY, "status": network.status,
             "default": network.is_default, "very_weak": found.very_weak, "headline": found.headline,
             "value_sanity": network.value_sanity.state,
             "figures": {"puzzles": _figure(found.puzzles), "sts": _figure(found.sts),
-                        "elo_vs_sf1350": _figure(found.elo), "value_quality": _figure(found.value_quality)},
+                        "elo_vs_sf1350": _figure(found.elo), "value_quality": _figure(found.value_quality),
+                        "elo": _rating(found.rating), "puzzles_one_agent": _figure(found.one_agent)},
             "head_atlas": absolute(reverse("head_atlas", args=[network.name])) if network.caps.attention else None}

@@ -6,7 +6,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from webapp.networks import ablations
-from webapp.networks.figures import DEFAULT_RULE, card_lead, sanity_counts
+from webapp.networks.figures import DEFAULT_RULE, SCALE_NOTE, card_lead, sanity_counts
 from webapp.networks.models import Network
 
 log = logging.getLogger(__name__)
@@ -31,6 +31,7 @@ def network_list(request: HttpRequest) -> HttpResponse:
              "sanity": sanity_counts(n.metrics),
              "parameters": f"{n.parameters:,}"} for n in networks.values() if n.name not in variants]
     return render(request, "networks/list.html", {"rows": rows, "default_rule": DEFAULT_RULE,
+                                                  "elo_scale": SCALE_NOTE,
                                                   "ablations": ablations.sections(networks, configs)})
 
 
