@@ -35,6 +35,7 @@ export class PositionPanel {
     this.renderSearch(r.search, node);
     this.renderProgress(id);
     this.game.deeper.render();
+    this.game.engineDeeper.render();
   }
 
   // The panel is drawn again: a hovered line's elements are replaced, so its preview ends.
