@@ -96,5 +96,5 @@ def stop(job: AnalysisJob, deep_id: int, client: str, owner: bool) -> None:
 
 def page_settings() -> dict:
     """What the page's "go deeper" control offers."""
-    return {"lines": LIMITS.default_lines, "max_lines": LIMITS.max_lines, "nodes": LIMITS.default_nodes,
+    return {"lines": LIMITS.default_lines, "line_choices": list(range(1, LIMITS.max_lines + 1)), "nodes": LIMITS.default_nodes,
             "max_nodes": LIMITS.max_nodes, "max_seconds": LIMITS.max_seconds}

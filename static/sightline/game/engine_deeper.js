@@ -24,7 +24,7 @@ export class EngineDeeper {
 
   async start() {
     const node = this.game.current, status = $("engine-deeper-status"), raw = $("engine-deeper-budget").value;
-    const body = { node, lines: Number($("engine-deeper-lines").value), budget: raw === "until-stopped" ? raw : Number(raw) };
+    const body = { node, lines: Number($("engine-deeper-count").value), budget: raw === "until-stopped" ? raw : Number(raw) };
     status.textContent = "starting…";
     let res, answer;
     try {
