@@ -134,7 +134,8 @@ class ReferenceEngine:
         if self._engine is None:
             raise EngineFailure("the engine is not running")
         budget = self.nodes if nodes is None else check_nodes(nodes)
-        limit = chess.engine.Limit(nodes=budget, time=max(MIN_THINK_S, budget / SLOWEST_NPS))
+        self.think_s = max(MIN_THINK_S, budget / SLOWEST_NPS)  # this call's cap (and its timeout's sentence)
+        limit = chess.engine.Limit(nodes=budget, time=self.think_s)
         try:
             info = self._engine.analyse(board, limit, game=game)
         except Exception as exc:

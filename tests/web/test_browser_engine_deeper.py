@@ -70,6 +70,24 @@ def test_stockfish_is_the_headline_and_goes_deeper(live_site, browser):
     assert page.is_visible("#engine-deeper-start")
     assert not errors, errors
 
+    # A viewer (another browser session) may start one too; a click shows its line on the board, not added.
+    viewer = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    viewer.on("pageerror", lambda e: errors.append(str(e)))
+    viewer.goto(page.url.split("#")[0] + "#6")
+    viewer.wait_for_function("window.__sightline && window.__sightline.current === 6")
+    viewer.select_option("#engine-deeper-count", "1")
+    viewer.click("#engine-deeper-start")
+    viewer.wait_for_function("document.querySelectorAll('#engine-deeper-lines li .pv-move').length >= 4", timeout=30_000)
+    nodes = viewer.evaluate("window.__sightline.nodes.length")
+    viewer.locator("#engine-deeper-lines li").first.locator(".pv-move").nth(3).click()  # deeper than any variation
+    viewer.mouse.move(5, 5)
+    assert viewer.evaluate("document.getElementById('board').classList.contains('previewing')")
+    assert "not added" in viewer.inner_text("#move-status") and viewer.evaluate("window.__sightline.nodes.length") == nodes
+    viewer.click("#engine-deeper-stop")
+    viewer.wait_for_function("window.__sightline.engineDeeper.byNode.get(6)?.final === true", timeout=30_000)
+    assert viewer.evaluate("window.__sightline.engineDeeper.byNode.get(6).stopped")
+    assert not errors, errors
+
 
 def test_without_the_engine_lane_the_network_is_the_headline(live_site, browser):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
