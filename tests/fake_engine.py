@@ -12,7 +12,7 @@ SCRIPT = '''#!{python}
 import os, sys, time
 import chess
 
-MODE, PIDFILE = {mode!r}, {pidfile!r}
+MODE, PIDFILE, DEEP_NODES = {mode!r}, {pidfile!r}, 5000
 with open(PIDFILE, "w") as handle:
     handle.write(str(os.getpid()))
 board, goes = chess.Board(), 0
@@ -44,7 +44,13 @@ for line in sys.stdin:
         if MODE == "hang":
             time.sleep(3600)
         best = next(iter(board.legal_moves)).uci()
-        reply(f"info depth 1 seldepth 1 nodes 10 score cp 12 pv {{best}}", f"bestmove {{best}}")
+        nodes = int(words[words.index("nodes") + 1]) if "nodes" in words else 0
+        cp = 12
+        if MODE in ("shallow", "steady") and (MODE == "steady" or nodes < DEEP_NODES):
+            cp = 0 if board.turn else 400  # every move looks like a blunder at a shallow budget
+        elif MODE == "shallow":
+            cp = 0  # ... and is sound at a deeper one
+        reply(f"info depth 1 seldepth 1 nodes 10 score cp {{cp}} pv {{best}}", f"bestmove {{best}}")
     elif words[0] == "quit":
         break
 '''
@@ -52,7 +58,8 @@ for line in sys.stdin:
 
 def write_fake_engine(folder: Path, mode: str) -> tuple[Path, Path]:
     """(the engine's path, the file it writes its pid to); ``mode``: "ok", "crash" (after two
-    positions) or "hang" (never answers "go")."""
+    positions), "hang" (never answers "go"), "shallow" (below 5,000 nodes every move loses four
+    pawns, at 5,000 and more none does) or "steady" (every move loses four pawns at any budget)."""
     path, pidfile = folder / f"fakefish-{mode}", folder / f"fakefish-{mode}.pid"
     path.write_text(SCRIPT.format(python=sys.executable, mode=mode, pidfile=str(pidfile)))
     path.chmod(path.stat().st_mode | stat.S_IXUSR)

@@ -125,14 +125,17 @@ class ReferenceEngine:
         self.name = self._engine.id.get("name", "UCI engine")
         return self
 
-    def analyse(self, board: chess.Board, game: object = None) -> EngineValue:
-        """The engine's value of ``board`` (its move stack is sent too: repetitions count)."""
+    def analyse(self, board: chess.Board, game: object = None, nodes: int | None = None) -> EngineValue:
+        """The engine's value of ``board`` (its move stack is sent too: repetitions count); ``nodes``
+        overrides the engine's budget for this position (a mark's confirmation searches deeper)."""
         over = rules_value(board)
         if over is not None:
             return over
         if self._engine is None:
             raise EngineFailure("the engine is not running")
-        limit = chess.engine.Limit(nodes=self.nodes, time=self.think_s)
+        budget = self.nodes if nodes is None else check_nodes(nodes)
+        self.think_s = max(MIN_THINK_S, budget / SLOWEST_NPS)  # this call's cap (and its timeout's sentence)
+        limit = chess.engine.Limit(nodes=budget, time=self.think_s)
         try:
             info = self._engine.analyse(board, limit, game=game)
         except Exception as exc:

@@ -69,8 +69,12 @@ def check_readable_evaluation(page) -> None:
     assert "Q" not in header and "score" not in header  # policy search: moves and priors only
     white = page.evaluate("window.__sightline.results.score(0)")  # White's, as every value the page holds
     cp = score_to_centipawns(white)
-    text = page.inner_text("#eval-big").replace("−", "-")
+    # With the engine lane on, Stockfish's figure is the headline and the network's sits beside it.
+    engine = page.evaluate("window.__sightline.results.engineText(0)")
+    text = page.inner_text("#eval-network-figure" if engine else "#eval-big").replace("−", "-")
     assert abs(float(text) * 100 - cp) <= 1 and (text.startswith("+") or cp <= 0), (text, cp)
+    if engine:
+        assert page.inner_text("#eval-big") == engine and page.inner_text("#eval-big-label") == "Stockfish"
     assert page.inner_text("#evalbar-label") == page.inner_text("#eval-big")
     assert "for White" in page.inner_text("#wdl-text") and "for White" in page.inner_text("#search-info")
 

@@ -17,7 +17,9 @@ from tests.conftest import require_stockfish
 from tests.fake_engine import process_gone, write_fake_engine
 from tests.web.conftest import SHORT_GAME
 from tests.web.test_api import submit, token  # noqa: F401 (a fixture)
-from webapp.jobs.run.engine_lane import engine_checksum
+from webapp.jobs.run.engine_lane import engine_checksum, engine_key
+from webapp.jobs.run.engine_pass import confirm_nodes, stored_engine_values
+from webapp.jobs.run.mark_confirmation import confirmed
 from webapp.jobs.gameinput import parse_pgn
 from webapp.jobs.jobs import create_job
 from webapp.jobs.live.messages import job_snapshot
@@ -61,19 +63,27 @@ def test_the_engine_values_every_position_and_judges_every_move(material_network
     assert job.status == "done" and job.engine_note == "" and job.engine_name.startswith("Stockfish")
     results, snapshot = job_results(job), job_snapshot(job)["results"]
     assert all("engine" in results[n["id"]] for n in job.nodes)  # the variation's positions too
+    deep = stored_engine_values(job, nodes=confirm_nodes(job))  # a "?" or "??" is confirmed deeper
     for node in job.nodes[1:]:
         before, after = results[node["parent"]]["engine"], results[node["id"]]["engine"]
         expected = mark(Eval(before["cp"], before["mate"]), Eval(after["cp"], after["mate"]),
                         played_is_best=node["uci"] == before["best"])
         shown = snapshot[str(node["id"])]["judgement"]
-        assert shown["source"] == "engine" and shown["glyph"] == (expected.glyph if expected else None)
+        if expected and expected.glyph in ("?", "??"):
+            deep_before, deep_after = (deep[engine_key(job.nodes[i]["fen"])] for i in (node["parent"], node["id"]))
+            deeper = mark(Eval(deep_before["cp"], deep_before["mate"]), Eval(deep_after["cp"], deep_after["mate"]),
+                          played_is_best=node["uci"] == deep_before["best"])
+            assert shown["glyph"] == confirmed({"glyph": expected.glyph}, {"glyph": deeper and deeper.glyph}, 1)["glyph"]
+        else:
+            assert shown["glyph"] == (expected.glyph if expected else None)
+        assert shown["source"] == "engine"
         assert snapshot[str(node["id"])]["network_judgement"]["source"] in ("search", "network")
     sent = {item["node"] for kind, payload in messages if kind == "engine" for item in payload["items"]}
     assert sent == {n["id"] for n in job.nodes}
     white_view = snapshot["1"]["engine"]  # after 1. e4, Black to move: White's view is the stored one turned
     assert white_view["cp"] == -results[1]["engine"]["cp"] and white_view["score"] == 1 - results[1]["engine"]["score"]
     assert PositionResult.objects.filter(network_checksum=engine_checksum(job.engine_name)).count() == len(
-        {n["fen"] for n in job.nodes})
+        {n["fen"] for n in job.nodes}) + len(deep)
 
 
 def test_the_page_learns_the_engines_name_before_its_first_value(material_network):

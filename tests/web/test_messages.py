@@ -17,7 +17,7 @@ from tests.web.conftest import SHORT_GAME
 from tests.web.test_task import run
 from webapp.jobs.gameinput import parse_pgn
 from webapp.jobs.jobs import create_job
-from webapp.jobs.live.messages import (MESSAGES, REPLIES, Deep, Engine, Error, Judgements, Live, NodeEngine, NodeEval,
+from webapp.jobs.live.messages import (MESSAGES, REPLIES, Deep, Engine, EngineDeep, Error, Judgements, Live, NodeEngine, NodeEval,
                                       NodeJudgement, Nodes, Plies, Ply, Pong, Progress, Snapshot, Status,
                                       job_snapshot)
 from webapp.jobs.models import AnalysisJob
@@ -46,6 +46,11 @@ EXAMPLES = [
          score=0.48, lines=[{"move": "e7e5", "san": "e5", "visits": 30, "prior": 0.2, "q": 0.48, "score": None,
                              "wdl": [0.3, 0.4, 0.3], "pv_san": ["e5"]}]),
     Deep(deep=7, node=1, budget=100, status="failed", final=True, error="RuntimeError: out of memory"),
+    EngineDeep(deep=8, node=1, budget=0, lines_asked=2, max_seconds=60, status="running", engine="Stockfish 17",
+               depth=14, seldepth=20, nodes=900_000, nps=450_000, elapsed_s=2.0,
+               lines=[{**ENGINE, "rank": 1}, {**ENGINE, "rank": 2, "cp": 12, "best": "g1f3"}]),
+    EngineDeep(deep=8, node=1, budget=1_000_000, lines_asked=3, max_seconds=60, status="failed", final=True,
+               error="Stockfish could not be started"),
     Live(state="lost", message="Live updates are paused"),
     Pong(t=12.5),
     Error(error="the message is not JSON"),
@@ -125,7 +130,7 @@ def test_the_pages_dispatcher_handles_every_kind_the_server_sends():
         *owner, method = calls[0].split(".")
         if owner == ["console"]:
             continue
-        module = {(): "game/game.js", ("deeper",): "game/deeper.js"}[tuple(owner)]
+        module = {(): "game/game.js", ("deeper",): "game/deeper.js", ("engineDeeper",): "game/engine_deeper.js"}[tuple(owner)]
         assert defines_method(module, method), f"{kind}: {calls[0]} is not defined in {module}"
     assert result["unknown"] == ["console.warn"]  # said, not thrown
 

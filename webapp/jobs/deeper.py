@@ -52,7 +52,7 @@ def start(job: AnalysisJob, node_id, budget) -> DeepSearch:
         raise Refused(f'budget must be "until-stopped" or a whole number of {spec.budget_unit} from '
                             f"{spec.budget_min} to {spec.budget_max}.")
     # A row active for longer than any search may run lost its worker (killed, or never reached).
-    live = DeepSearch.objects.filter(job=job, status__in=ACTIVE,
+    live = DeepSearch.objects.filter(job=job, engine="", status__in=ACTIVE,
                                      created_at__gt=timezone.now() - timedelta(seconds=MAX_SECONDS + 60))
     with transaction.atomic():
         if live.exists():

@@ -170,7 +170,11 @@ class DeepSearch(models.Model):
     stopped), run by a worker (the task ``sightline.deep_search``) that publishes its lines live.
 
     ``budget`` 0 means until stopped (within ``webapp.jobs.deeper.MAX_SECONDS``); ``result``
-    holds the latest lines (see ``webapp.jobs.run.deep_runner.lines_json``), the final ones once done."""
+    holds the latest lines (see ``webapp.jobs.run.deep_runner.lines_json``), the final ones once done.
+
+    With ``engine`` "stockfish" it is the deeper engine instead (``webapp.jobs.engine_deeper``, the task
+    ``sightline.engine_deeper``): ``budget`` in the engine's nodes (0: until stopped), ``lines`` its
+    principal variations, ``client`` the session that asked (the limits are per client)."""
 
     class Status(models.TextChoices):
         QUEUED = "queued"
@@ -186,12 +190,15 @@ class DeepSearch(models.Model):
     result = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    engine = models.CharField(max_length=16, blank=True, default="", help_text='"": the job\'s search; "stockfish"')
+    lines = models.PositiveSmallIntegerField(default=0)
+    client = models.CharField(max_length=64, blank=True, default="", db_index=True)
 
     class Meta:
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
-        return f"deeper {self.job_id} node {self.node_id} [{self.status}]"
+        return f"deeper {self.engine or 'search'} {self.job_id} node {self.node_id} [{self.status}]"
 
 
 

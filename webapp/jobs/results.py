@@ -14,7 +14,7 @@ import chess
 from analysis.displayed_value import ShownValue
 from analysis.evaluator import Evaluation, key_digest
 from webapp.jobs.run.engine_lane import engine_key
-from webapp.jobs.run.engine_pass import engine_judgements, stored_engine_values
+from webapp.jobs.run.engine_pass import confirm_nodes, engine_judgements, stored_engine_values
 from webapp.jobs.judgements import judgement_settings_key, root_values_json
 from webapp.jobs.models import AnalysisJob, PositionResult
 
@@ -129,7 +129,10 @@ def _add_engine(job: AnalysisJob, out: dict[int, dict]) -> None:
     values = {node["id"]: stored[k] for node in job.nodes if (k := engine_key(node["fen"])) in stored}
     for node_id, value in values.items():
         out.setdefault(node_id, {})["engine"] = value
-    for node_id, judgement in engine_judgements(job.nodes, values).items():
+    nodes = confirm_nodes(job)
+    deep_stored = stored_engine_values(job, nodes=nodes)
+    deep = {node["id"]: deep_stored[k] for node in job.nodes if (k := engine_key(node["fen"])) in deep_stored}
+    for node_id, judgement in engine_judgements(job.nodes, values, deep, nodes).items():
         out[node_id]["engine_judgement"] = judgement
 
 

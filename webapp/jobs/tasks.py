@@ -11,6 +11,7 @@ import logging
 from celery import shared_task, signals
 
 from webapp.jobs.run.deep_runner import run_deep_search
+from webapp.jobs.run.engine_deeper_runner import run_engine_deeper
 from webapp.jobs.models import AnalysisJob, DeepSearch
 from webapp.jobs.live.publish import GroupPublisher
 from webapp.jobs.run.reaper import Reaper
@@ -37,6 +38,15 @@ def deep_search(deep_id: int) -> str:
     if deep is None:
         return "missing"
     return run_deep_search(deep_id, models.get(deep.job.network), GroupPublisher(deep.job_id))
+
+
+@shared_task(name="sightline.engine_deeper", acks_late=True)
+def engine_deeper(deep_id: int) -> str:
+    """'Go deeper' with Stockfish: one node, several lines, published live."""
+    deep = DeepSearch.objects.filter(pk=deep_id).first()
+    if deep is None:
+        return "missing"
+    return run_engine_deeper(deep_id, GroupPublisher(deep.job_id))
 
 
 _reapers: dict[str, Reaper] = {}

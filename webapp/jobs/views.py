@@ -20,7 +20,7 @@ from webapp.jobs.forms import ENGINE_MAX_NODES, ENGINE_MIN_NODES, PGN_LIMITS, An
 from webapp.jobs.jobs import cancel_job, create_job, get_job_or_404
 from webapp.jobs.judgements import legend as judgement_legend
 from webapp.jobs.judgements import short_legend
-from webapp.jobs import deeper
+from webapp.jobs import deeper, engine_deeper
 from webapp.jobs.live.messages import Nodes, job_snapshot, review_parts
 from webapp.jobs.models import AnalysisJob, DeepSearch
 from webapp.jobs.panels import panel_settings
@@ -135,6 +135,7 @@ def job_page(request: HttpRequest, job_id: str) -> HttpResponse:
                    if job.search in SEARCHES else ""},
         "estimate": estimate(job.network, job.search, job.budget).as_dict() if job.search in SEARCHES else None,
         "deeper": _deeper_settings(job),
+        "engine_deeper": engine_deeper.page_settings(),
         **panel_settings(job),  # the feature apps' panels (webapp.jobs.panels): "lc0"
         "can_cancel": owns(request, job),
         "can_add_moves": owns(request, job),
@@ -142,7 +143,8 @@ def job_page(request: HttpRequest, job_id: str) -> HttpResponse:
         "urls": {"ws": f"/ws/jobs/{job.id}/", "state": reverse("job_state", args=[job.id]),
                  "review": reverse("job_review", args=[job.id]),
                  "nodes": f"/api/jobs/{job.id}/nodes/", "moves": reverse("job_moves", args=[job.id]),
-                 "deeper": reverse("job_deeper", args=[job.id]), "board_svg": f"/jobs/{job.id}/nodes/",
+                 "deeper": reverse("job_deeper", args=[job.id]),
+                 "engine_deeper": reverse("job_engine_deeper", args=[job.id]), "board_svg": f"/jobs/{job.id}/nodes/",
                  "lc0": f"/jobs/{job.id}/nodes/",  # + <node>/lc0/?nodes=N (webapp/lc0compare/views.py)
                  "heads_show": reverse("head_show", args=[job.network.name]),
                  "atlas": reverse("head_atlas", args=[job.network.name])},
@@ -245,6 +247,39 @@ def job_deeper_stop(request: HttpRequest, job: AnalysisJob, deep_id: int) -> Jso
         return JsonResponse({"error": f"This analysis has no deeper search {deep_id}."}, status=404)
     if not deeper.stop(deep):
         return JsonResponse({"error": f"The deeper search has already ended ({deep.status})."}, status=409)
+    return JsonResponse({"status": "stopping"})
+
+
+def _client(request: HttpRequest) -> str:
+    """The browser session asking (made now if it has none): the deeper engine's limits are per client."""
+    if not request.session.session_key:
+        request.session.save()
+    return request.session.session_key
+
+
+@require_POST
+def job_engine_deeper(request: HttpRequest, job_id: str) -> JsonResponse:
+    """Start "go deeper" with Stockfish, for anyone viewing the job: JSON ``{"node": id, "lines": 1-5,
+    "budget": nodes or "until-stopped"}``."""
+    job = get_job_or_404(job_id)
+    try:
+        body = _json_body(request, '{"node": 0, "lines": 3, "budget": 5000000}')
+        deep = engine_deeper.start(job, _client(request), body.get("node"), body.get("lines"), body.get("budget"))
+    except Refused as refused:
+        return refused.json()
+    except BrokerUnavailable as exc:
+        return Refused.broker_down(exc, "the deeper engine").json()
+    return JsonResponse({"deep": deep.pk, "node": deep.node_id, "lines": deep.lines, "budget": deep.budget,
+                         "stop": reverse("job_engine_deeper_stop", args=[job.id, deep.pk])}, status=202)
+
+
+@require_POST
+def job_engine_deeper_stop(request: HttpRequest, job_id: str, deep_id: int) -> JsonResponse:
+    job = get_job_or_404(job_id)
+    try:
+        engine_deeper.stop(job, deep_id, _client(request), owns(request, job))
+    except Refused as refused:
+        return refused.json()
     return JsonResponse({"status": "stopping"})
 
 

@@ -1,7 +1,7 @@
 // The game page's core: renders the stored analysis, then merges websocket updates by node id, so
 // duplicates are harmless. It holds the game tree and the shown position; each part of the page
 // is a module of its own: the board play (play.js), the move list (moves.js), the position panel
-// (position.js), the deeper search (deeper.js), the eval graph (graph.js), the job status
+// (position.js), the deeper search (deeper.js) and the deeper engine (engine_deeper.js), the eval graph (graph.js), the job status
 // (status.js) and the websocket (socket.js) here in game/; the attention explorer, the lens and the
 // decision timeline in lens/; the game review and where the network and the engine disagree in
 // compare/. The page's entry point is pages/game.js.
@@ -13,6 +13,7 @@ import { DecisionTimeline } from "../lens/timeline.js";
 import { Board } from "../lib/board.js";
 import { fetchState } from "../lib/requests.js";
 import { Deeper } from "./deeper.js";
+import { EngineDeeper } from "./engine_deeper.js";
 import { EvalGraph } from "./graph.js";
 import { MoveList, marksLegend } from "./moves.js";
 import { MovePlayer } from "./play.js";
@@ -40,6 +41,7 @@ export class GamePage {
     this.moveList = new MoveList(this);
     this.panel = new PositionPanel(this);
     this.deeper = new Deeper(this);
+    this.engineDeeper = new EngineDeeper(this);
     this.graph = new EvalGraph(this);
     this.timeline = new DecisionTimeline(this);
     this.statusBar = new JobStatus(this);

@@ -90,9 +90,11 @@ export class MovePlayer {
   async addLine(parent, moves) {
     const status = document.getElementById("move-status"), game = this.game, known = this.known(parent, moves);
     if (known !== undefined) { status.textContent = ""; game.go(known); return; }
-    if (!game.page.can_add_moves) {
-      status.textContent = "Only the browser session that started this analysis can add moves to it: " +
-        "“Explore in my own copy” makes one that is yours.";
+    if (!game.page.can_add_moves) {  // a viewer: the line stays on the board until the next move shown
+      this.preview(moves);
+      this.pinned = moves.join(" ");
+      status.textContent = "The line is shown on the board, not added: only the browser session that started this " +
+        "analysis can add moves to it; “Explore in my own copy” makes one that is yours.";
       return;
     }
     status.textContent = "adding…";
@@ -121,6 +123,8 @@ export class MovePlayer {
   // Show where a line (UCI moves from the current position) leads, until the pointer leaves it.
   preview(moves) {
     const board = this.game.board;
+    if (this.pinned === moves.join(" ")) return; // the line a viewer clicked stays as it is
+    this.pinned = null;
     let pieces = board.pieces.slice();
     for (const uci of moves) pieces = applyUci(pieces, uci);
     board.setPieces(pieces);
@@ -131,7 +135,7 @@ export class MovePlayer {
   }
 
   endPreview() {
-    if (!document.getElementById("board").classList.contains("previewing")) return;
+    if (this.pinned || !document.getElementById("board").classList.contains("previewing")) return;
     document.getElementById("board").classList.remove("previewing");
     this.game.renderPly();
   }

@@ -35,6 +35,7 @@ export class PositionPanel {
     this.renderSearch(r.search, node);
     this.renderProgress(id);
     this.game.deeper.render();
+    this.game.engineDeeper.render();
   }
 
   // The panel is drawn again: a hovered line's elements are replaced, so its preview ends.
@@ -57,13 +58,35 @@ export class PositionPanel {
     el.className = j ? `judgement ${j.name}` : "judgement";
   }
 
+  // The headline value: Stockfish's where the engine lane is on (the marks are its), else the
+  // network's; {ws: White's expected score, text, label, who, engine: whether it is the engine's}.
+  headline(id) {
+    const game = this.game, results = game.results, node = game.nodes[id], network = game.page.network.name;
+    const engineOn = results.engine(id) != null || (game.status.engine_nodes > 0 && !game.engineNote());
+    if (!engineOn) return { ws: results.score(id), text: results.evalText(id), label: network, who: network, engine: false };
+    const name = game.status.engine_name || "Stockfish";
+    return { ws: node.outcome ? results.score(id) : results.engineScore(id), text: results.engineText(id),
+             label: name.split(" ")[0], who: name, engine: true };
+  }
+
+  // The eval bar and the big figure show the headline, labelled; the network's figure, labelled with
+  // its name, sits beside the engine's.
   renderEvalBar(id) {
-    const ws = this.game.results.score(id), text = this.game.results.evalText(id);
-    $("evalbar-black").style.height = ws == null ? "50%" : `${(100 * (1 - ws)).toFixed(1)}%`;
-    $("evalbar-label").textContent = text ?? "…";
-    $("evalbar").title = ws == null ? "waiting for the network" : `${text}: expected score ${pct1(ws)} for White`;
-    $("evalbar-label").classList.toggle("black-ahead", ws != null && ws < 0.5);
-    $("eval-big").textContent = this.game.nodes[id].outcome ? "" : text ?? "";
+    const h = this.headline(id), over = this.game.nodes[id].outcome, network = this.game.page.network.name;
+    $("evalbar-black").style.height = h.ws == null ? "50%" : `${(100 * (1 - h.ws)).toFixed(1)}%`;
+    $("evalbar-label").textContent = h.text ?? "…";
+    $("evalbar-source").textContent = h.label;
+    $("evalbar").title = h.ws == null ? `${h.who}: waiting for its value` : `${h.who}: ${h.text}, expected score ${pct1(h.ws)} for White`;
+    $("evalbar-label").classList.toggle("black-ahead", h.ws != null && h.ws < 0.5);
+    $("eval-big").textContent = over ? "" : h.text ?? "…";
+    $("eval-big").title = h.engine ? `${h.who}'s value, White's view: pawns, or #n for a mate` :
+      "White's view: pawns from the expected score (the project's win-probability formula), #n for a mate the search proved";
+    const label = $("eval-big-label");
+    label.textContent = over ? "" : h.label;
+    label.classList.toggle("engine", h.engine);
+    $("eval-network").hidden = !h.engine || !!over;
+    $("eval-network-label").textContent = network;
+    $("eval-network-figure").textContent = this.game.results.evalText(id) ?? "…";
   }
 
   // The WDL bar and its words; a finished game says its result (and what the network thought).

@@ -14,6 +14,7 @@ export const HANDLERS = {
   progress: (game, msg) => game.onProgress(msg),
   nodes: (game, msg) => game.mergeNodes(msg.items),
   deep: (game, msg) => game.deeper.onMessage(msg),
+  engine_deep: (game, msg) => game.engineDeeper.onMessage(msg),
   live: (game, msg) => game.onLiveLost(msg),
   error: (game, msg) => console.warn("the server refused a message:", msg.error),
 };

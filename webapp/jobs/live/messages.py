@@ -410,6 +410,39 @@ class Deep(Message):
 
 
 @dataclass(frozen=True)
+class EngineDeep(Message):
+    """The deeper engine's state and lines ("go deeper" with Stockfish): each line an engine value
+    (``engine_for_white``) with its ``rank``, best first."""
+
+    kind: ClassVar[str] = "engine_deep"
+    deep: int
+    node: int
+    budget: int  # nodes; 0: until stopped (within max_seconds)
+    lines_asked: int
+    max_seconds: int
+    status: str  # running, done or failed
+    engine: str | None = None
+    depth: int | None = None
+    seldepth: int | None = None
+    nodes: int | None = None
+    nps: int | None = None
+    elapsed_s: float | None = None
+    lines: list[dict] | None = None
+    stopped: bool | None = None
+    final: bool | None = None
+    error: str | None = None
+
+    @classmethod
+    def of(cls, header: dict, found: dict | None, white: bool, **state) -> "EngineDeep":
+        """``header``: deep, node, budget, lines_asked, max_seconds; ``found``: ``LinesSnapshot.to_json``
+        (the side to move's)."""
+        if found is None:
+            return cls(**header, **state)
+        lines = [engine_for_white(line, white) for line in found["lines"]]
+        return cls(**header, **state, **{**found, "lines": lines})
+
+
+@dataclass(frozen=True)
 class Live(Message):
     """Live updates stopped (the message queue is down); the socket closes with 1013 next."""
 
@@ -435,6 +468,6 @@ class Error(Message):
 
 
 MESSAGES: dict[str, type[Message]] = {cls.kind: cls for cls in (
-    Status, Snapshot, Ply, Plies, Judgements, Engine, Progress, Nodes, Deep, Live, Pong, Error)}
+    Status, Snapshot, Ply, Plies, Judgements, Engine, Progress, Nodes, Deep, EngineDeep, Live, Pong, Error)}
 # Sent only in answer to a client's own message; the page sends none.
 REPLIES = frozenset({Pong.kind})

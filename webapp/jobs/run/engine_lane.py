@@ -60,14 +60,17 @@ class EngineLane:
     Starting an engine takes a noticeable moment, so it happens on the thread too and the job's
     first results are not held up. The thread first reports the engine's name (``("name", name)``),
     then waits for ``proceed(skip)``: the keys the cache already holds under that name. Then come
-    ``("value", key, stored JSON, ms)`` items; ``failure`` is set when the engine failed.
+    ``("value", key, stored JSON, ms)`` items, then ``("valued",)``; after it, the positions asked for
+    with ``confirm`` are valued again at ``confirm_nodes`` (``("deep", key, stored JSON, ms)``) until
+    ``no_more()``; ``failure`` is set when the engine failed.
     """
 
-    def __init__(self, engine: ReferenceEngine, work: list[Work], game: object):
-        self.engine, self.work, self.game = engine, work, game
+    def __init__(self, engine: ReferenceEngine, work: list[Work], game: object, confirm_nodes: int = 0):
+        self.engine, self.work, self.game, self.confirm_nodes = engine, work, game, confirm_nodes
         self.failure: str | None = None
         self._out: queue.Queue = queue.Queue()
-        self._stop, self._go = threading.Event(), threading.Event()
+        self._confirm: queue.Queue = queue.Queue()
+        self._stop, self._go, self._no_more = threading.Event(), threading.Event(), threading.Event()
         self._skip: set[str] = set()
         self._thread = threading.Thread(target=self._run, name="engine-lane", daemon=True)
         self._thread.start()
@@ -87,6 +90,9 @@ class EngineLane:
                 t0 = time.perf_counter()
                 value = self.engine.analyse(item.board, game=self.game)
                 self._out.put(("value", item.key, value.to_json(item.board), (time.perf_counter() - t0) * 1000.0))
+            if not self._stop.is_set():
+                self._out.put(("valued",))
+                self._confirm_asked()
         except EngineFailure as exc:
             self.failure = str(exc)
         except Exception as exc:  # a bug must not leave the runner waiting: report it as the lane's end
@@ -95,6 +101,27 @@ class EngineLane:
         finally:
             self.engine.close(kill=self.failure is not None)
             self._out.put(_DONE)
+
+    def _confirm_asked(self) -> None:
+        """Value the positions ``confirm`` hands over at the deeper budget, until ``no_more`` or a stop."""
+        while not self._stop.is_set():
+            try:
+                item = self._confirm.get(timeout=0.25)
+            except queue.Empty:
+                if self._no_more.is_set():
+                    return
+                continue
+            t0 = time.perf_counter()
+            value = self.engine.analyse(item.board, game=self.game, nodes=self.confirm_nodes)
+            self._out.put(("deep", item.key, value.to_json(item.board), (time.perf_counter() - t0) * 1000.0))
+
+    def confirm(self, work: Work) -> None:
+        """Value ``work`` again at ``confirm_nodes`` once the positions are valued (a mark to confirm)."""
+        self._confirm.put(work)
+
+    def no_more(self) -> None:
+        """No more positions to confirm: the thread ends once those asked for are valued."""
+        self._no_more.set()
 
     def proceed(self, skip: set[str]) -> None:
         """Value the work but ``skip`` (values the cache holds already)."""
