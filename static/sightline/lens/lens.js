@@ -115,17 +115,17 @@ export class Lens {
 
   async onNodeChange(id) {
     if (!this.open) return;
-    const moved = id !== this.node;
-    this.node = id;
-    const serial = ++this.serial;
+    const serial = ++this.serial; // an older draw's answers are dropped from here on
     this.pending = new Set();
     let about;
     try {
-      const res = await getJsonResponse(this.url(null));
+      const res = await getJsonResponse(`${this.page.urls.nodes}${id}/lens/`);
       about = await res.json();
       if (!res.ok) throw new Error(about.error || `the lens answered ${res.status}`);
     } catch (err) { if (serial === this.serial) this.statusEl.textContent = err.message; return; }
     if (serial !== this.serial) return; // the user stepped on meanwhile
+    const moved = id !== this.node;
+    this.node = id; // the node and its move change together: no request pairs one with the other's
     this.about = about;
     this.san = new Map((about.moves || []).map((m) => [m.uci, m.san]));
     this.resetMove(moved);
@@ -216,10 +216,11 @@ export class Lens {
       const ask = (moves) => this.fetchLens(this.url("logit", moves.length ? { moves: moves.join(",") } : {}), serial, "the logit lens");
       const chosen = this.gridMove ? [this.gridMove] : [];
       let body = await ask(top.length ? [...new Set([...chosen, ...top])].slice(0, 4) : []);
+      if (serial !== this.serial) return;
       if (body && this.gridMove && !body.curves[this.gridMove]) {
         body = await ask([this.gridMove, ...Object.keys(body.curves).filter((m) => m !== this.gridMove)].slice(0, 4));
       }
-      if (!body) return;
+      if (!body || serial !== this.serial) return;
       this.gridMove = this.gridMove || body.top[body.top.length - 1];
       this.curves = body;
       this.drawCurves(body);
@@ -287,7 +288,7 @@ export class Lens {
     this.rememberView();
     try {
       const body = await this.fetchLens(this.url("grid", { move: this.gridMove }), serial, "the head grid");
-      if (!body) return;
+      if (!body || serial !== this.serial) return;
       const strongest = this.drawGrid(body);
       if (!this.headChosen && strongest) { [this.layer, this.head] = strongest; this.fillLayers(); this.loadAblation(); }
     } catch (err) {
