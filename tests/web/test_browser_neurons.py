@@ -4,6 +4,7 @@ on the panel's board, the carriers of a move with exact figures, and a where-els
 
 from __future__ import annotations
 
+import chess
 import pytest
 
 from tests.web.test_browser import browser, live_site, shot  # noqa: F401 (module fixtures)
@@ -74,7 +75,9 @@ def test_remove_or_steer_a_unit_carrier_boards_and_where_else_boards(live_site, 
     answer = page.evaluate(f"""async () => {{ const url = `/api/jobs/${{window.__sightline.page.id}}/nodes/0/lens/ablate/?unit=mlp&layer=0&index={index}&scale=0`;
       for (;;) {{ const r = await fetch(url); if (r.status !== 202) return r.json(); await new Promise(d => setTimeout(d, 300)); }} }}""")
     assert shown == [[m["uci"], m["clean"], m["scaled"]] for m in answer["policy"][:len(shown)]] and len(shown) == 6
-    assert "e4 " in page.inner_text("#neurons-effect") or "Nf3 " in page.inner_text("#neurons-effect")  # SAN
+    texts = page.eval_on_selector_all("#neurons-effect li", "ls => ls.map(l => l.textContent.trim())")
+    start = chess.Board()
+    assert all(text.startswith(start.san(chess.Move.from_uci(uci)) + " ") for text, (uci, _, _) in zip(texts, shown)), texts
 
     # Steered at 2: redrawn; a scale outside [-4, 4] is refused in the page and not asked.
     page.fill("#neurons-scale", "2")
