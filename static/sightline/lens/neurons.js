@@ -39,7 +39,7 @@ const PANEL = `
     </div>
     <h3>Remove or steer <span id="neurons-steer-name">a unit</span> <span class="muted small">its write times the scale:
       0 removes it, 1 is clean, 2 doubles, -1 flips (-4 to 4)</span></h3>
-    <form id="neurons-steer-form" class="controls lens-controls">
+    <form id="neurons-steer-form" class="controls lens-controls" novalidate>
       <label>Scale <input type="number" id="neurons-scale" min="-4" max="4" step="0.25" value="0" aria-label="the unit's scale"></label>
       <button type="submit" id="neurons-steer" disabled>Apply</button>
       <span id="neurons-steer-status" class="muted small" role="status"></span>
