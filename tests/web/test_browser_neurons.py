@@ -94,7 +94,7 @@ def test_remove_or_steer_a_unit_carrier_boards_and_where_else_boards(live_site, 
     assert page.locator("#neurons-carriers li svg").count() == 8
     carrier = page.locator("#neurons-carriers li").nth(3)
     layer, which = carrier.get_attribute("data-layer"), carrier.get_attribute("data-index")
-    fills = carrier.eval_on_selector_all(".heat rect", "rs => rs.map(r => r.getAttribute('fill'))")
+    fills = carrier.locator(".heat rect").evaluate_all("rs => rs.map(r => r.getAttribute('fill'))")
     assert len(set(fills)) > 8
     carrier.locator("button").click()
     page.wait_for_selector(f"#neurons-board[data-unit='{layer}:{which}']", timeout=60_000)
