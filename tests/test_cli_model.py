@@ -70,6 +70,7 @@ def test_evaluate_attention_summary_without_json(checkpoint):
     assert any(line.startswith("attention: 2 layers x 4 heads") for line in lines)
     heads = [line for line in lines if line.startswith("  L")]
     assert len(heads) == 8 and all("entropy" in line and "most attended" in line for line in heads)
+    assert [line.split()[:2] for line in heads[::3]] == [["L0", "H0"], ["L0", "H3"], ["L1", "H2"]]  # from 0, as everywhere
     assert not any(line.lstrip().startswith("[[") for line in lines)  # no raw maps
 
 

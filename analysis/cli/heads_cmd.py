@@ -69,12 +69,12 @@ def _progress(done: int, total: int, what: str = "scoring heads") -> None:
 def print_atlas(atlas: "HeadMeasurements", importance=None) -> None:
     rule = atlas.rule
     print(f"{atlas.layers} layers x {atlas.heads} heads over {atlas.positions} positions; a label needs "
-          f"lift >= {rule['min_lift']} and mass >= {rule['min_mass']} (layers and heads from 1)")
+          f"lift >= {rule['min_lift']} and mass >= {rule['min_mass']} (layers and heads from 0)")
     for layer, row in enumerate(atlas.labels):
         for head, label in enumerate(row):
             lift = f"lift {atlas.lift[label][layer][head]:6.2f}" if label in atlas.lift else " " * 11
             effect = "" if importance is None else _effect(importance, layer, head)
-            print(f"  L{layer + 1:<2} H{head + 1:<2}  {label:<20} {lift}  static {atlas.static[layer][head]:.2f}{effect}")
+            print(f"  L{layer:<2} H{head:<2}  {label:<20} {lift}  static {atlas.static[layer][head]:.2f}{effect}")
     print("per layer:")
     for label, counts in sorted(atlas.counts().items()):
         print(f"  {label:<20} {' '.join(f'{c:2d}' for c in counts)}  (total {sum(counts)})")

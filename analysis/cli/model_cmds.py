@@ -141,7 +141,7 @@ def print_attention(maps, top: int = 3) -> None:
         for head in range(heads):
             keys = np.argsort(received[layer, head])[::-1][:top]
             most = ", ".join(f"{chess.square_name(int(k))} {received[layer, head, k]:.1%}" for k in keys)
-            print(f"  L{layer + 1:<2} H{head + 1:<2} entropy {entropy[layer, head]:4.2f} bits  most attended: {most}")
+            print(f"  L{layer:<2} H{head:<2} entropy {entropy[layer, head]:4.2f} bits  most attended: {most}")
 
 
 def board_from_args(fen: str, moves: list[str]):

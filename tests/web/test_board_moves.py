@@ -159,7 +159,7 @@ def test_explorer_beside_the_board(live_site, browser):  # noqa: F811
     for key in ["ArrowRight", "ArrowRight", "ArrowDown", "ArrowLeft", "ArrowUp"]:
         page.keyboard.press(key)
         assert page.evaluate("window.scrollY") == 0, key
-    page.wait_for_function("document.querySelector('#att-caption').textContent.includes('Layer 1')")
+    page.wait_for_function("document.querySelector('#att-caption').textContent.includes('Layer 0,')")
 
     x, y = explorer["x"] + (4 + 0.5) * explorer["width"] / 8, explorer["y"] + (7 - 3 + 0.5) * explorer["height"] / 8
     page.mouse.move(x, y)  # e4
@@ -194,7 +194,7 @@ def test_explorer_beside_the_board(live_site, browser):  # noqa: F811
 
     again = browser.new_page(viewport={"width": 1400, "height": 900})
     again.goto(link)
-    again.wait_for_function("document.querySelector('#att-caption').textContent.includes('head 3')", timeout=60_000)
+    again.wait_for_function("document.querySelector('#att-caption').textContent.includes('Layer 0, head 2')", timeout=60_000)
     caption = again.inner_text("#att-caption")
     assert "which squares attend to c3" in caption
     assert again.evaluate("window.__sightline.current") == page.evaluate("window.__sightline.current")

@@ -171,7 +171,7 @@ def test_paste_watch_navigate_explore(live_site, browser):
     page.keyboard.press("ArrowRight")
     page.click("#explorer-open")
     page.wait_for_function("document.querySelectorAll('#att-grid .mini').length === 4", timeout=60_000)
-    page.wait_for_function("document.querySelector('#att-caption').textContent.includes('Layer 1')")
+    page.wait_for_function("document.querySelector('#att-caption').textContent.includes('Layer 0,')")
     first = heat(page)
     assert len(set(first)) > 4  # a real heatmap, not one colour
     shot(page, "05-explorer")
@@ -182,9 +182,9 @@ def test_paste_watch_navigate_explore(live_site, browser):
     page.check('input[name="att-mode"][value="col"]')
     assert heat(page) != second
     page.select_option("#att-layer", index=1)
-    page.wait_for_function("document.querySelector('#att-caption').textContent.includes('Layer 2')")
+    page.wait_for_function("document.querySelector('#att-caption').textContent.includes('Layer 1,')")
     page.select_option("#att-head", index=3)  # after "mean of heads"
-    assert "head 3" in page.inner_text("#att-caption")
+    assert "Layer 1, head 2" in page.inner_text("#att-caption")
     shot(page, "06-explorer-column-layer2")
     # Colour scales: probabilities 0..1, then shared by the layer's heads.
     own = heat(page)

@@ -28,8 +28,8 @@ def test_the_split_shows_content_position_and_final_side_by_side(live_site, brow
     page.keyboard.press("ArrowRight")  # after 1. e4: Black to move
 
     page.click("#explorer-open")
-    page.wait_for_function("document.querySelector('#att-caption').textContent.startsWith('Layer 1')", timeout=60_000)
-    page.select_option("#att-head", index=2)  # head 2: value "1" (after "mean of heads")
+    page.wait_for_function("document.querySelector('#att-caption').textContent.startsWith('Layer 0,')", timeout=60_000)
+    page.select_option("#att-head", index=2)  # head 1: value "1" (after "mean of heads")
     page.check("#att-split-toggle")
     page.wait_for_function("document.querySelector('#att-split-caption').textContent.includes('taken apart')",
                            timeout=120_000)

@@ -47,3 +47,13 @@ def test_an_atlas_from_before_the_causal_atlas_says_to_compute_it_again(client, 
     HeadAtlas.objects.filter(pk=row.pk).update(data={k: v for k, v in row.data.items() if k != "importance"})
     page = client.get(f"/networks/{atlas_network.name}/heads/").content.decode()
     assert 'id="no-importance"' in page and "compute it again" in page and "importance-table" not in page
+
+
+def test_the_atlas_page_counts_layers_and_heads_from_0_as_the_lens_and_explorer(client, atlas_network):
+    """One numbering (issue 37): each cell's label, tooltip and table row name the layer and head its
+    form sends to the explorer (``value="L.H"``, ``?layer=L&head=H``), all from 0."""
+    page = client.get(f"/networks/{atlas_network.name}/heads/").content.decode()
+    assert re.findall(r'<div class="atlas-layer">L(\d+)</div>', page) == ["0", "1"]
+    cells = re.findall(r'value="(\d+)\.(\d+)"[^>]*\n?[^>]*title="layer (\d+) head (\d+):', page)
+    assert len(cells) == 8 and all((a, b) == (c, d) for a, b, c, d in cells), cells
+    assert sorted(re.findall(r"<td>L(\d) H(\d)</td>", page)) == [(str(l), str(h)) for l in range(2) for h in range(4)]

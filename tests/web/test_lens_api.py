@@ -231,3 +231,19 @@ def test_networks_registered_before_descriptions_were_stored_get_theirs_from_the
     Network.objects.filter(pk=tiny_network.pk).update(lens_description={}, file="missing.safetensors")
     migration.describe_registered(apps, None)
     assert Network.objects.get(pk=tiny_network.pk).lens_description == {}
+
+
+def test_the_lens_answers_the_position_s_legal_moves_in_uci_and_san(client, job, sent):
+    """The page labels moves in SAN and never asks one that is illegal at the shown position (issue 37)."""
+    about = client.get(f"/api/jobs/{job.id}/nodes/1/lens/").json()  # after 1. e4
+    board = chess.Board()
+    board.push_uci("e2e4")
+    assert about["moves"] == [{"uci": m.uci(), "san": board.san(m)} for m in board.legal_moves]
+    assert {"uci": "g8f6", "san": "Nf6"} in about["moves"] and len(about["moves"]) == 20
+    assert sent == []  # nothing is queued to answer it
+
+
+def test_a_mated_position_has_no_moves_to_choose(client, tiny_network, sent):
+    mated = create_job(parse_pgn("1. f3 e5 2. g4 Qh4# 0-1"), tiny_network, "policy", 1, dispatch=False)
+    assert client.get(f"/api/jobs/{mated.id}/nodes/4/lens/").json()["moves"] == []
+    assert len(client.get(f"/api/jobs/{mated.id}/nodes/3/lens/").json()["moves"]) > 0

@@ -197,6 +197,8 @@ class LensAbout(serializers.Serializer):
                                         help_text="Each capability the network lacks, with the reason "
                                                   "(`lens`: it has no lens at all).")
     norms = serializers.CharField(required=False, allow_blank=True)
+    moves = serializers.ListField(child=serializers.DictField(child=serializers.CharField()),
+                                  help_text="The position's legal moves, [{uci, san}] (empty when the game is over).")
 
 
 class LensAnswer(serializers.Serializer):

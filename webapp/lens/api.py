@@ -45,7 +45,7 @@ LENS_RESPONSES = {
 class LensAbout(OpenRead):
     @extend_schema(operation_id="read_lens_capabilities", responses={200: schema.LensAbout, 404: schema.NOT_FOUND},
                    description="What the lens can take apart on the job's network: readout points, unit kinds and "
-                               "what it lacks, with the reason.")
+                               "what it lacks, with the reason; `moves`: the position's legal moves [{uci, san}].")
     def get(self, request, job_id: str, node_id: int):
         return views.lens_about(request._request, job_id, node_id)
 

@@ -78,9 +78,12 @@ def attention(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse:
 
 @refusals
 def lens_about(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse:
-    """What the lens can take apart on this job's network (readouts, unit kinds, what it lacks and why)."""
-    job, _ = _job_and_board(job_id, node_id)
-    return JsonResponse({"network": job.network.name, **lens_requests.describe(job.network).to_json()})
+    """What the lens can take apart on this job's network (readouts, unit kinds, what it lacks and why),
+    and the position's legal moves in UCI and SAN: the page labels and accepts moves in SAN and never
+    sends one that is illegal here."""
+    job, board = _job_and_board(job_id, node_id)
+    moves = [{"uci": move.uci(), "san": board.san(move)} for move in board.legal_moves]
+    return JsonResponse({"network": job.network.name, **lens_requests.describe(job.network).to_json(), "moves": moves})
 
 
 @refusals

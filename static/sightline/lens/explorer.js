@@ -239,10 +239,10 @@ export class Explorer {
 
   fillSelectors(layers, heads) {
     if (this.layerSel.options.length !== layers) {
-      this.layerSel.replaceChildren(...Array.from({ length: layers }, (_, i) => new Option(`${i + 1}`, i)));
+      this.layerSel.replaceChildren(...Array.from({ length: layers }, (_, i) => new Option(`${i}`, i)));
       this.layerSel.value = this.layer;
     }
-    const name = (h) => { const label = this.labelOf(this.layer, h); return label ? `${h + 1} · ${label}` : `${h + 1}`; };
+    const name = (h) => { const label = this.labelOf(this.layer, h); return label ? `${h} · ${label}` : `${h}`; };
     if (this.headSel.options.length !== heads + 1 || this.headSel.dataset.layer !== String(this.layer)) {
       this.headSel.replaceChildren(new Option("mean of heads", "mean"), ...Array.from({ length: heads }, (_, i) => new Option(name(i), i)));
       this.headSel.dataset.layer = this.layer;
@@ -263,7 +263,7 @@ export class Explorer {
       const holder = document.createElement("div");
       cell.appendChild(holder);
       const cap = document.createElement("figcaption");
-      cap.textContent = `head ${h + 1}`;
+      cap.textContent = `head ${h}`;
       cell.appendChild(cap);
       grid.appendChild(cell);
       const mini = new Board(holder, { coordinates: false, onSquareClick: () => this.pickHead(h) });
@@ -338,7 +338,7 @@ export class Explorer {
         canvas.addEventListener("click", () => this.pickHead(h));
         canvas.addEventListener("mousemove", (e) => this.hoverMatrix(canvas, String(h), e));
         const cap = document.createElement("figcaption");
-        cap.textContent = `head ${h + 1}`;
+        cap.textContent = `head ${h}`;
         fig.append(canvas, cap);
         all.appendChild(fig);
       }
@@ -398,9 +398,9 @@ export class Explorer {
     document.getElementById("legend-bar").style.background = colourGradient();
     const sq = squareName(this.query);
     const label = this.head === "mean" ? null : this.labelOf(this.layer, Number(this.head));
-    const headText = this.head === "mean" ? "mean of heads" : `head ${Number(this.head) + 1}${label ? ` (${label})` : ""}`;
+    const headText = this.head === "mean" ? "mean of heads" : `head ${Number(this.head)}${label ? ` (${label})` : ""}`;
     document.getElementById("att-caption").textContent =
-      `Layer ${this.layer + 1}, ${headText}: ${this.mode === "row" ? `where ${sq} attends` : `which squares attend to ${sq}`}. ` +
+      `Layer ${this.layer}, ${headText}: ${this.mode === "row" ? `where ${sq} attends` : `which squares attend to ${sq}`}. ` +
       (next ? `Played: ${next.san}. ` : "") + (this.pattern.length ? "Outlined: the pattern's squares. " : "") +
       (this.sparse ? `Grey squares have no edge to ${sq} in the network's move graph: zero by construction, not ignored. ` : "") +
       "Click a square to make it the query; click a mini board to pick its head.";

@@ -2,7 +2,10 @@
 // position; click one to draw its activation per square on the panel's board; a move's carriers
 // (every unit's attribution to its logit, the strongest re-measured exactly, marked "exact"); and
 // "where else does it fire": the unit's strongest positions over a pool (the head atlas's sample,
-// this game, or pasted FENs), scanned by a worker with its progress shown.
+// this game, or pasted FENs), scanned by a worker with its progress shown, drawn as small boards
+// beside the unit's mean map. The chosen unit can be removed or steered (its write times a scale: the
+// `ablate` quantity with unit=mlp); carriers are small boards of their map that open the unit; a
+// where-else position of this game shows what removing the unit does there.
 // Every quantity comes from /api/jobs/<id>/nodes/<n>/lens/{neurons,neuron,carriers,where-else}/
 // (202 while a worker computes it, polled here). Lens (lens.js) owns the panel and tells it the node.
 
@@ -12,6 +15,8 @@ import { pollJson } from "../lib/poll.js";
 import { getJsonResponse } from "../lib/requests.js";
 
 const MOVES = 12;
+const MINI = 120; // px: a carrier's or a where-else position's board
+const EFFECT_ROWS = 6;
 const DEADLINE_MS = 900_000; // a where-else scan over hundreds of positions takes a while
 
 const signed = (v, d = 3) => `${v >= 0 ? "+" : ""}${v.toFixed(d)}`;
@@ -32,9 +37,18 @@ const PANEL = `
       <ol id="neurons-units" class="neurons-units"></ol>
       <div class="neurons-map"><div id="neurons-board"></div><p id="neurons-map-caption" class="muted small"></p></div>
     </div>
+    <h3>Remove or steer <span id="neurons-steer-name">a unit</span> <span class="muted small">its write times the scale:
+      0 removes it, 1 is clean, 2 doubles, -1 flips (-4 to 4)</span></h3>
+    <form id="neurons-steer-form" class="controls lens-controls" novalidate>
+      <label>Scale <input type="number" id="neurons-scale" min="-4" max="4" step="0.25" value="0" aria-label="the unit's scale"></label>
+      <button type="submit" id="neurons-steer" disabled>Apply</button>
+      <span id="neurons-steer-status" class="muted small" role="status"></span>
+    </form>
+    <ol id="neurons-effect" class="neurons-list"></ol>
+    <p id="neurons-effect-caption" class="muted small"></p>
     <h3>Carriers <span class="muted small">each unit's attribution to
       <select id="neurons-move" aria-label="the move whose carriers are listed"></select>'s logit (one backward pass); the strongest re-measured by removing the unit</span></h3>
-    <ol id="neurons-carriers" class="neurons-list"></ol>
+    <ol id="neurons-carriers" class="neurons-boards"></ol>
     <p id="neurons-carriers-note" class="muted small"></p>
     <h3>Where else does <span id="neurons-unit-name">a unit</span> fire?</h3>
     <div class="controls lens-controls">
@@ -45,7 +59,10 @@ const PANEL = `
       <span id="neurons-scan-status" class="muted small" role="status"></span>
     </div>
     <textarea id="neurons-fens" rows="4" hidden placeholder="one FEN a line (at most 512)" aria-label="FENs to scan"></textarea>
-    <ol id="neurons-where" class="neurons-list"></ol>
+    <div class="neurons-row" id="neurons-where-row" hidden>
+      <div class="neurons-map"><div id="neurons-mean-board"></div><p id="neurons-mean-caption" class="muted small"></p></div>
+      <ol id="neurons-where" class="neurons-boards"></ol>
+    </div>
   </div>`;
 
 export class Neurons {
@@ -57,13 +74,18 @@ export class Neurons {
     this.$ = (id) => root.querySelector(`#${id}`);
     this.layer = 0; this.unit = null; this.move = null;
     // Each part's draw number: an answer to an older ask of that part is dropped.
-    this.unitsSerial = 0; this.mapSerial = 0; this.carriersSerial = 0; this.scanSerial = 0;
+    this.unitsSerial = 0; this.mapSerial = 0; this.carriersSerial = 0; this.scanSerial = 0; this.steerSerial = 0;
+    this.san = new Map();
     this.board = new Board(this.$("neurons-board"), { coordinates: true });
+    this.meanBoard = new Board(this.$("neurons-mean-board"), { coordinates: true, size: 2 * MINI });
     this.$("neurons-layer").addEventListener("change", (e) => { this.layer = Number(e.target.value); this.unit = null; this.loadUnits(); });
     this.$("neurons-move").addEventListener("change", (e) => { this.move = e.target.value; this.loadCarriers(); });
     this.$("neurons-pool").addEventListener("change", (e) => { this.$("neurons-fens").hidden = e.target.value !== "fens"; });
     this.$("neurons-scan").addEventListener("click", () => this.scan());
+    this.$("neurons-steer-form").addEventListener("submit", (e) => { e.preventDefault(); this.steer(); });
   }
+
+  sanOf(uci) { return this.san.get(uci) || uci; }
 
   url(quantity, params) { return `${this.page.urls.nodes}${this.node}/lens/${quantity}/${params ? `?${new URLSearchParams(params)}` : ""}`; }
 
@@ -85,6 +107,7 @@ export class Neurons {
   // The lens tells the panel its node and what the network offers (lens.js onNodeChange).
   onNodeChange(id, about) {
     this.node = id;
+    this.san = new Map((about.moves || []).map((m) => [m.uci, m.san]));
     const kinds = about.neurons || {}, un = about.unavailable || {};
     this.kind = kinds.mlp ? "mlp" : Object.keys(kinds)[0];
     this.squares = this.kind ? kinds[this.kind].squares : false;
@@ -97,6 +120,8 @@ export class Neurons {
     this.board.setPosition(this.game.nodes[id].fen);
     this.board.setHeat(null);
     this.$("neurons-map-caption").textContent = this.squares ? "" : "These units have no squares: one activation per position.";
+    this.$("neurons-effect").innerHTML = ""; this.$("neurons-effect-caption").textContent = "";
+    this.$("neurons-where").innerHTML = ""; this.$("neurons-where-row").hidden = true; this.$("neurons-scan-status").textContent = "";
     this.loadUnits();
     this.loadCarriers();
   }
@@ -113,11 +138,12 @@ export class Neurons {
     const sel = this.$("neurons-move"), node = this.game.nodes[this.node];
     const played = this.game.nodes[node.children[0]]?.uci;
     const policy = (this.game.results.get(this.node)?.eval?.policy || []).slice(0, MOVES).map(([uci]) => uci);
-    const moves = [...new Set([...(played ? [played] : []), ...policy])];
+    const moves = [...new Set([...(played ? [played] : []), ...policy])].filter((m) => this.san.has(m));
+    this.noPolicy = !!noPolicy;
     this.$("neurons-carriers").innerHTML = noPolicy ? `<li class="muted">${escapeHtml(noPolicy)}</li>` : "";
     if (noPolicy || !moves.length) { sel.innerHTML = ""; this.move = null; return; }
     if (!moves.includes(this.move)) this.move = moves[0];
-    sel.innerHTML = moves.map((m) => `<option>${m}</option>`).join("");
+    sel.innerHTML = moves.map((m) => `<option value="${m}">${escapeHtml(this.sanOf(m))}${m === played ? " (played)" : ""}</option>`).join("");
     sel.value = this.move;
   }
 
@@ -139,7 +165,10 @@ export class Neurons {
     this.unit = index;
     this.root.querySelectorAll(".neurons-unit").forEach((b) => b.classList.toggle("selected", Number(b.dataset.index) === index));
     this.$("neurons-unit-name").textContent = `unit ${this.layer}:${index}`;
+    this.$("neurons-steer-name").textContent = `unit ${this.layer}:${index}`;
     this.$("neurons-scan").disabled = false;
+    this.$("neurons-steer").disabled = !this.canSteer();
+    if (this.canSteer()) this.steer();
     if (!this.squares) return;
     try {
       const body = await this.get("neuron", { unit: this.kind, layer: this.layer, index }, "the unit's map", "mapSerial");
@@ -162,10 +191,68 @@ export class Neurons {
     try {
       const body = await this.get("carriers", { unit: this.kind, move: this.move, top: 8 }, "the carriers", "carriersSerial");
       if (!body || body.move !== this.move) return;
-      list.innerHTML = body.carriers.map((c) => `<li data-layer="${c.layer}" data-index="${c.index}">unit ${c.layer}:${c.index}
-        attribution ${signed(c.attribution)}${c.exact === null ? " (estimate)" : `, <b class="exact" title="measured by removing the unit">exact ${signed(c.exact)}</b>`}</li>`).join("");
-      this.$("neurons-carriers-note").textContent = `The strongest of ${body.units} units ranked by one backward pass; "exact": the move's logit change measured with the unit removed.`;
+      list.innerHTML = body.carriers.map((c) => `<li data-layer="${c.layer}" data-index="${c.index}">
+        <button type="button" class="mini" title="open unit ${c.layer}:${c.index}" aria-label="open unit ${c.layer}:${c.index}"></button>
+        unit ${c.layer}:${c.index} attribution ${signed(c.attribution)}${c.exact === null ? " (estimate)" : `, <b class="exact" title="measured by removing the unit">exact ${signed(c.exact)}</b>`}</li>`).join("");
+      const fen = this.game.nodes[this.node].fen, boards = [];
+      list.querySelectorAll("li").forEach((li) => {
+        const layer = Number(li.dataset.layer), index = Number(li.dataset.index), button = li.querySelector("button");
+        const board = new Board(button, { coordinates: false, size: MINI });
+        board.setPosition(fen);
+        boards.push({ board, layer, index, li });
+        button.addEventListener("click", () => this.openUnit(layer, index));
+      });
+      this.$("neurons-carriers-note").textContent = `The strongest of ${body.units} units ranked by one backward pass; "exact": ` +
+        `${this.sanOf(body.move)}'s logit change measured with the unit removed. Each board is the unit's activation here; click one to open the unit.`;
+      if (this.squares) this.drawCarrierMaps(boards, this.carriersSerial);
     } catch (err) { list.innerHTML = `<li class="muted">${escapeHtml(err.message)}</li>`; }
+  }
+
+  // Each carrier's activation on its small board, one after the other (the worker's queue is shared).
+  async drawCarrierMaps(boards, serial) {
+    for (const { board, layer, index, li } of boards) {
+      if (serial !== this.carriersSerial) return;
+      try {
+        const body = await this.poll(() => getJsonResponse(this.url("neuron", { unit: this.kind, layer, index })), serial, "carriersSerial");
+        if (!body) return;
+        const span = Math.max(1e-9, ...body.map.map(Math.abs));
+        board.setHeat(body.map.map((v) => v / span), activationColour, 0.75);
+        li.dataset.drawn = "1";
+      } catch (err) { li.title = err.message; }
+    }
+  }
+
+  // A carrier clicked: its layer's units, that unit picked (its map, its removal, where else it fires).
+  openUnit(layer, index) {
+    this.layer = layer;
+    this.$("neurons-layer").value = String(layer);
+    this.unit = index;
+    this.loadUnits();
+    this.$("neurons-board").scrollIntoView({ block: "nearest" });
+  }
+
+  // The ablate quantity takes the unit kinds the lens can scale (about.units); a scale in [-4, 4].
+  canSteer() { return this.unit !== null && !!this.units; }
+
+  async steer() {
+    const scale = Number(this.$("neurons-scale").value), status = this.$("neurons-steer-status");
+    if (!Number.isFinite(scale) || scale < -4 || scale > 4) { status.textContent = "The scale must be a number from -4 to 4."; return; }
+    const layer = this.layer, index = this.unit;
+    try {
+      const body = await this.get("ablate", { unit: this.kind, layer, index, scale }, "the scaled unit", "steerSerial");
+      if (body) this.drawEffect(body, this.$("neurons-effect"), this.$("neurons-effect-caption"));
+      status.textContent = "";
+    } catch (err) { status.textContent = err.message; }
+  }
+
+  // The moves whose probability the scaled unit changed most, clean → scaled, and the score.
+  drawEffect(body, list, caption) {
+    const r = body.request;
+    list.dataset.unit = `${r.layer}:${r.index}`; list.dataset.scale = String(r.scale);
+    list.innerHTML = body.policy.slice(0, EFFECT_ROWS).map((m) => `<li data-uci="${m.uci}" data-clean="${m.clean}" data-scaled="${m.scaled}">
+      ${escapeHtml(this.sanOf(m.uci))} ${(100 * m.clean).toFixed(1)}% → ${(100 * m.scaled).toFixed(1)}%</li>`).join("");
+    const score = body.clean_score == null ? "" : `; White's expected score ${body.clean_score.toFixed(3)} → ${body.scaled_score.toFixed(3)}`;
+    caption.textContent = `Unit ${r.layer}:${r.index} × ${r.scale}: the moves it changes most${score}.`;
   }
 
   scanRequest() {
@@ -197,17 +284,54 @@ export class Neurons {
     } catch (err) { status.textContent = err.message; bar.hidden = true; }
   }
 
-  // The strongest positions: a game's position is a link to it; a click on a FEN copies it.
+  // The strongest positions as small boards (the peak square marked), beside the unit's mean map; a
+  // game's position links to it and shows what removing the unit does there; a click on a FEN copies it.
   drawWhere(body) {
     const nodeOf = new Map(Object.values(this.game.nodes).map((n) => [n.fen, n.id]));
-    const list = this.$("neurons-where");
+    const list = this.$("neurons-where"), unit = { layer: body.request.layer, index: body.request.index };
+    this.$("neurons-where-row").hidden = false;
+    this.drawMean(body);
     list.innerHTML = body.top.map((f) => {
       const id = nodeOf.get(f.fen), fen = `<code class="neurons-fen" title="click to copy">${escapeHtml(f.fen)}</code>`;
-      return `<li>peak ${signed(f.peak)}${f.square ? ` on ${f.square}` : ""}: ${id === undefined ? "" : `<a href="#${id}">position ${id}</a> `}${fen}</li>`;
+      return `<li data-fen="${escapeHtml(f.fen)}"${id === undefined ? "" : ` data-node="${id}"`}><div class="mini"></div>peak ${signed(f.peak)}${f.square ? ` on ${f.square}` : ""}
+        ${id === undefined ? "" : `<a href="#${id}">position ${id}</a>`}<span class="neurons-removed small"></span><br>${fen}</li>`;
     }).join("");
+    const serial = this.scanSerial;
+    list.querySelectorAll("li").forEach((li, k) => {
+      const board = new Board(li.querySelector(".mini"), { coordinates: false, size: MINI }), found = body.top[k];
+      board.setPosition(found.fen);
+      if (found.square) board.setMarks({ [squareIndex(found.square)]: "query" });
+      if (li.dataset.node !== undefined) this.removalAt(Number(li.dataset.node), unit, li.querySelector(".neurons-removed"), serial);
+    });
     list.querySelectorAll("code").forEach((code) => code.addEventListener("click", async () => {
       try { await navigator.clipboard.writeText(code.textContent); this.$("neurons-scan-status").textContent = "FEN copied"; }
       catch (err) { window.getSelection().selectAllChildren(code); }
     }));
+  }
+
+  drawMean(body) {
+    const caption = this.$("neurons-mean-caption");
+    this.meanBoard.setPieces(new Array(64).fill(null));
+    if (!body.squares) { this.meanBoard.setHeat(null); caption.textContent = "These units have no squares: no mean map."; return; }
+    const span = Math.max(1e-9, ...body.mean.map(Math.abs));
+    this.meanBoard.setHeat(body.mean.map((v) => v / span), activationColour, 0.85);
+    this.$("neurons-mean-board").dataset.drawn = "1";
+    caption.textContent = `Unit ${body.request.layer}:${body.request.index}'s mean activation per square over ${body.scanned} positions (scale ±${span.toFixed(3)}).`;
+  }
+
+  // What removing the unit does at one of this game's positions: its top move's probability, clean → removed.
+  async removalAt(node, { layer, index }, out, serial) {
+    if (this.noPolicy) return;
+    const url = `${this.page.urls.nodes}${node}/lens/ablate/?${new URLSearchParams({ unit: this.kind, layer, index, scale: 0 })}`;
+    try {
+      const body = await this.poll(() => getJsonResponse(url), serial, "scanSerial");
+      if (!body) return;
+      const about = await (await getJsonResponse(`${this.page.urls.nodes}${node}/lens/`)).json();
+      const san = new Map((about.moves || []).map((m) => [m.uci, m.san]));
+      const top = [...body.policy].sort((a, b) => b.clean - a.clean)[0], moved = body.policy[0];
+      out.dataset.change = String(moved.scaled - moved.clean);
+      out.textContent = ` removing it there: top move ${san.get(top.uci) || top.uci} ${(100 * top.clean).toFixed(1)}% → ${(100 * top.scaled).toFixed(1)}%` +
+        (body.clean_score == null ? "" : `, White's score ${body.clean_score.toFixed(3)} → ${body.scaled_score.toFixed(3)}`);
+    } catch (err) { out.textContent = ` ${err.message}`; }
   }
 }

@@ -152,8 +152,8 @@ export class SplitView {
       view.low.textContent = fmt(low);
       view.high.textContent = fmt(high);
     }
-    const q = squareName(ex.query), head = ex.head === "mean" ? "mean of heads" : `head ${Number(ex.head) + 1}`;
-    this.caption.textContent = (`Layer ${ex.layer + 1}, ${head}: ${ex.mode === "row" ? `where ${q} attends` : `which squares attend to ${q}`}, ` +
+    const q = squareName(ex.query), head = ex.head === "mean" ? "mean of heads" : `head ${Number(ex.head)}`;
+    this.caption.textContent = (`Layer ${ex.layer}, ${head}: ${ex.mode === "row" ? `where ${q} attends` : `which squares attend to ${q}`}, ` +
       "taken apart: final = softmax(content logits + position). Click a square to make it the query.");
   }
 

@@ -86,7 +86,7 @@ export class DecisionTimeline {
   caption(id, t, readouts) {
     const node = this.game.nodes[id], policy = this.game.results.get(id)?.eval?.policy || [];
     const san = (uci) => policy.find((p) => p[0] === uci)?.[2] || uci;
-    const where = (i) => `${readouts[i]} (${i + 1} of ${readouts.length})`;
+    const where = (i) => `${readouts[i]} (point ${i} of 0 to ${readouts.length - 1})`;
     const label = node.parent === null ? "start" : moveLabel(node, true) + node.san;
     let text = `after ${label}: the network settles on ${san(t.final)} from ${where(t.final_from ?? readouts.length - 1)}`;
     if (t.played && t.played_from !== null) text += `; played ${san(t.played)}, the same move`;

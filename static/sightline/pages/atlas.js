@@ -16,7 +16,7 @@ function thumbnail(canvas, values, query) {
 }
 
 function chart(data) {
-  const layers = Array.from({ length: data.layers }, (_, i) => i + 1);
+  const layers = Array.from({ length: data.layers }, (_, i) => i); // layers count from 0, as everywhere
   const traces = data.vocabulary.filter((label) => data.counts[label])
     .map((label) => ({ type: "bar", name: label, x: layers, y: data.counts[label] }));
   window.Plotly.newPlot("atlas-chart", traces, {
