@@ -83,7 +83,8 @@ class Command(BaseCommand):
             call_command("migrate", interactive=False, verbosity=0)
             self._register_networks()
             env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "webapp.settings"),
-                   "SIGHTLINE_SERVE_STATIC": "1", "PYTHONUNBUFFERED": "1"}
+                   "SIGHTLINE_SERVE_STATIC": "1", "PYTHONUNBUFFERED": "1",
+                   "SIGHTLINE_WORKER_SLOTS": os.environ.get("SIGHTLINE_WORKER_SLOTS", str(opts["concurrency"]))}
             if not opts["no_worker"]:
                 worker = worker_command(opts)
                 children.append(SupervisedChild("worker", lambda: self._spawn(worker, env), self._log).launch())
