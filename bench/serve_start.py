@@ -35,7 +35,6 @@ sys.path.insert(0, str(ROOT))
 from bench.engine_lane import GAME, first_plies  # noqa: E402
 
 START_LIMIT_S = 600.0
-PLY_LIMIT_S = 900.0
 
 
 def free_port() -> int:
@@ -47,7 +46,8 @@ def free_port() -> int:
 class Site:
     """One ``serve`` from ``root`` on ``var``; the clock starts when the process is started."""
 
-    def __init__(self, root: Path, var: Path, log: Path):
+    def __init__(self, root: Path, var: Path, log: Path, ply_limit_s: float):
+        self.ply_limit_s = ply_limit_s
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}/"
         env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE")}
@@ -87,16 +87,16 @@ class Site:
             raise RuntimeError(f"the form did not start a job: {path}")
         return path.strip("/").split("/")[1]
 
-    def first_ply(self, job_id: str) -> float:
-        """Seconds from start until the job's first evaluation is stored."""
-        while time.monotonic() - self.t0 < PLY_LIMIT_S:
+    def first_ply(self, job_id: str) -> float | None:
+        """Seconds from start until the job's first evaluation is stored; None: not within the limit."""
+        while time.monotonic() - self.t0 < self.ply_limit_s:
             with self.opener.open(f"{self.base}api/jobs/{job_id}/", timeout=30) as response:
                 state = json.loads(response.read())
             results = state.get("results") or {}
             if any((r or {}).get("eval") for r in (results.values() if isinstance(results, dict) else results)):
                 return self.since_start()
             time.sleep(0.1)
-        raise RuntimeError("no first ply")
+        return None
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -108,13 +108,17 @@ class Site:
                 self.process.wait()
 
 
-def one_start(root: Path, var: Path, log: Path, pgn: str) -> dict:
-    site = Site(root, var, log)
+def one_start(root: Path, var: Path, log: Path, pgn: str, ply_limit_s: float) -> dict:
+    """One start's figures (``first_ply_s`` None: no ply within ``ply_limit_s`` of the start)."""
+    site = Site(root, var, log, ply_limit_s)
     try:
         http_s, page = site.first_answer()
+        print(f"{log.stem}: first HTTP answer {http_s} s after start", flush=True)
         submitted = site.since_start()
         ply_s = site.first_ply(site.submit(page, pgn))
-        return {"first_http_s": http_s, "first_ply_s": ply_s, "submit_to_first_ply_s": round(ply_s - submitted, 2)}
+        return {"first_http_s": http_s, "first_ply_s": ply_s,
+                "submit_to_first_ply_s": None if ply_s is None else round(ply_s - submitted, 2),
+                "ply_limit_s": ply_limit_s}
     finally:
         site.stop()
 
@@ -124,6 +128,7 @@ def main() -> int:
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose serve is measured")
     parser.add_argument("--runs", type=int, default=1, help="cold + warm pairs, each on a new data folder")
     parser.add_argument("--plies", type=int, default=80)
+    parser.add_argument("--ply-limit", type=float, default=900.0, help="seconds from start to wait for the first ply")
     parser.add_argument("--out", type=Path, default=ROOT / "artifacts" / "bench" / "serve_start.json")
     args = parser.parse_args()
     pgn = first_plies(GAME.read_text(), args.plies)
@@ -131,8 +136,8 @@ def main() -> int:
     for _ in range(args.runs):
         folder = Path(tempfile.mkdtemp(prefix="sightline-start-"))
         try:
-            cold = one_start(args.root, folder / "var", folder / "cold.log", pgn)
-            warm = one_start(args.root, folder / "var", folder / "warm.log", pgn)
+            cold = one_start(args.root, folder / "var", folder / "cold.log", pgn, args.ply_limit)
+            warm = one_start(args.root, folder / "var", folder / "warm.log", pgn, args.ply_limit)
             runs.append({"cold": cold, "warm": warm, "load_1min": round(os.getloadavg()[0], 2)})
             print(json.dumps(runs[-1]), flush=True)
         finally:
@@ -143,8 +148,9 @@ def main() -> int:
     for run in runs:
         for kind in ("cold", "warm"):
             r = run[kind]
-            print(f"{kind}: first HTTP answer {r['first_http_s']} s after start; first ply {r['first_ply_s']} s after "
-                  f"start ({r['submit_to_first_ply_s']} s after the submission)")
+            ply = (f"first ply {r['first_ply_s']} s after start ({r['submit_to_first_ply_s']} s after the submission)"
+                   if r["first_ply_s"] is not None else f"no first ply within {r['ply_limit_s']:.0f} s of the start")
+            print(f"{kind}: first HTTP answer {r['first_http_s']} s after start; {ply}")
     return 0
 
 
