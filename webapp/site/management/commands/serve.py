@@ -81,10 +81,11 @@ class Command(BaseCommand):
                 redis_server = EmbeddedRedis(settings.REDIS.socket_path, persist=True)
                 children.append(self._start_redis(redis_server))
             call_command("migrate", interactive=False, verbosity=0)
-            self._register_networks()
             env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "webapp.settings"),
                    "SIGHTLINE_SERVE_STATIC": "1", "PYTHONUNBUFFERED": "1",
                    "SIGHTLINE_WORKER_SLOTS": os.environ.get("SIGHTLINE_WORKER_SLOTS", str(opts["concurrency"]))}
+            # The workers boot (Celery, Django, torch: seconds) while the networks are registered, so the
+            # first job submitted once the page answers finds its worker ready.
             if not opts["no_worker"]:
                 worker = worker_command(opts)
                 children.append(SupervisedChild("worker", lambda: self._spawn(worker, env), self._log).launch())
@@ -92,6 +93,7 @@ class Command(BaseCommand):
                 background = background_worker_command()
                 children.append(SupervisedChild(
                     "background", lambda: self._spawn(background, env, BACKGROUND_NICE), self._log).launch())
+            self._register_networks()
             web = web_server_command(opts["host"], opts["port"])
             children.append(SupervisedChild("web", lambda: self._spawn(web, env), self._log).launch())
             self.stdout.write(self.style.SUCCESS(f"Sightline at http://{opts['host']}:{opts['port']}/  (Ctrl+C stops)"))
@@ -119,7 +121,8 @@ class Command(BaseCommand):
                                process=redis_server.process, started_at=time.monotonic())
 
     def _register_networks(self) -> None:
-        """The apps' start-up work (the networks app registers the shipped networks), before the worker starts."""
+        """The apps' start-up work (the networks app registers the shipped networks; a file registered and
+        checked by an earlier start only pays its checksum), before the web server answers."""
         for _, lines in serving.send(sender=self.__class__, log=self._log):
             for line in lines or ():
                 self.stdout.write(line)
