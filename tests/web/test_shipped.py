@@ -151,3 +151,18 @@ def test_a_second_start_does_not_check_an_unchanged_file_again(tmp_path, tiny_ch
     tiny.path.unlink()  # the site's copy lost: checked (and copied) again
     register_shipped(weights, tmp_path / "var")
     assert checked == ["cf-tiny.safetensors"] and Network.objects.get(name="cf-tiny").path.is_file()
+
+
+def test_the_site_answers_before_registering_only_once_an_earlier_start_registered_networks(tiny_checkpoint):
+    """serve starts its web server before the registration on a warm install; on a new one the home form
+    would offer nothing yet, so it waits."""
+    from webapp.networks.registry import ensure_material_network, register_checkpoint
+    from webapp.site.signals import may_answer_early
+
+    def answers():
+        return [answer for _, answer in may_answer_early.send(sender=None)]
+
+    ensure_material_network()
+    assert answers() == [False]
+    register_checkpoint(tiny_checkpoint, "cf-tiny")
+    assert answers() == [True]

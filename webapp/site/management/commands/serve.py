@@ -24,7 +24,7 @@ from django.core.management.base import BaseCommand, CommandError
 from webapp.site.childproc import spawn
 from webapp.site.embedded_redis import EmbeddedRedis, EmbeddedRedisError
 from webapp.site.supervisor import SupervisedChild
-from webapp.site.signals import serving
+from webapp.site.signals import may_answer_early, serving
 from webapp.site.webserver import web_server_command
 
 STOP_TIMEOUT = 15.0
@@ -93,9 +93,14 @@ class Command(BaseCommand):
                 background = background_worker_command()
                 children.append(SupervisedChild(
                     "background", lambda: self._spawn(background, env, BACKGROUND_NICE), self._log).launch())
-            self._register_networks()
             web = web_server_command(opts["host"], opts["port"])
-            children.append(SupervisedChild("web", lambda: self._spawn(web, env), self._log).launch())
+            web_child = SupervisedChild("web", lambda: self._spawn(web, env), self._log)
+            early = all(answer for _, answer in may_answer_early.send(sender=self.__class__))
+            if early:  # a warm install: the web server boots while the networks are registered again
+                children.append(web_child.launch())
+            self._register_networks()
+            if not early:  # a new install: the home form offers networks from its first answer
+                children.append(web_child.launch())
             self.stdout.write(self.style.SUCCESS(f"Sightline at http://{opts['host']}:{opts['port']}/  (Ctrl+C stops)"))
             self.stdout.flush()
             while not self._stopping:
