@@ -232,9 +232,13 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
-# Upload checks have their own queue, so one never waits behind the analyses queued on cpu/gpu;
-# every worker that serve starts consumes it too (webapp.site.management.commands.serve).
-SIGHTLINE_CHECK_QUEUE = os.environ.get("SIGHTLINE_CHECK_QUEUE", "checks")
+# The background lane: upload checks, variant checks and head atlases (everything no user is waiting
+# on) go to their own queue, consumed by a worker of its own (serve starts one, niced), so they never
+# take or wait for the slots a user's analysis needs (webapp.site.management.commands.serve).
+SIGHTLINE_BACKGROUND_QUEUE = os.environ.get("SIGHTLINE_BACKGROUND_QUEUE", "background")
+# How many analyses the users' workers run at once (serve sets it to its worker's --concurrency): a
+# queued job's page says what it waits behind once they are all taken (webapp.jobs.queue_wait).
+SIGHTLINE_WORKER_SLOTS = int(os.environ.get("SIGHTLINE_WORKER_SLOTS", "2"))
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Seconds before Redis hands an unacknowledged message to another worker. Jobs do not depend
 # on it (their lease does: a redelivery of a job that is still running does nothing, and a

@@ -3,8 +3,9 @@
 The tasks live in the Django apps they serve (``webapp/<app>/tasks.py``) and are found by
 autodiscovery when a worker starts; the site sends them by name (``workers.dispatch``).
 
-Start a worker with ``celery -A workers.celery_app worker -Q gpu,cpu,checks`` (``checks``: the
-upload checks' own queue, ``SIGHTLINE_CHECK_QUEUE``). GPU workers use
+Start a worker with ``celery -A workers.celery_app worker -Q gpu,cpu`` for the users' work and one
+with ``-Q background`` (the background lane: checks and head atlases, ``SIGHTLINE_BACKGROUND_QUEUE``)
+for the rest. GPU workers use
 ``--pool solo`` (CUDA does not survive fork) and load networks lazily inside
 the worker process; see docs/scaling.md for the scale-out recipe.
 """

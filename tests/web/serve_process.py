@@ -20,9 +20,9 @@ START_S = 300  # a loaded 2-core machine took over 2 minutes to start serve
 
 
 def start_serve(root: Path, weights: Path, extra_env: dict[str, str], args: tuple[str, ...] = ("--concurrency", "2"),
-                ) -> tuple[subprocess.Popen, str, dict[str, str]]:
+                start_s: float = START_S) -> tuple[subprocess.Popen, str, dict[str, str]]:
     """(the process, its base URL, its environment), once the home page answers 200; the test fails
-    with the end of serve's log if it never does."""
+    with the end of serve's log if it never does within ``start_s``."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE")}
     env.update(SIGHTLINE_VAR_DIR=str(root / "var"), SIGHTLINE_WEIGHTS_DIR=str(weights), PYTHONUNBUFFERED="1",
@@ -31,7 +31,7 @@ def start_serve(root: Path, weights: Path, extra_env: dict[str, str], args: tupl
     process = subprocess.Popen([sys.executable, "manage.py", "serve", "--port", str(port), *args],
                                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + START_S
+    deadline = time.monotonic() + start_s
     while True:
         try:
             with urllib.request.urlopen(base, timeout=2) as response:

@@ -79,7 +79,7 @@ def test_variants_are_registered_by_name_checked_by_a_worker_and_never_default(
              "cf-position-relative_bias", "cf-position-shaw"]
     assert [n.name for n in variants] == names
     assert all(n.status == Network.Status.CHECKING and not n.is_default for n in variants)
-    assert [(name, queue) for name, _, queue in queued] == [("sightline.check_variant", settings.SIGHTLINE_CHECK_QUEUE)] * 5
+    assert [(name, queue) for name, _, queue in queued] == [("sightline.check_variant", settings.SIGHTLINE_BACKGROUND_QUEUE)] * 5
     assert Network.objects.get(name="cf-position-shaw").card.startswith("# cf-position / shaw")
     for _, (pk,), _ in queued:  # the worker's part
         assert check_network(pk) == Network.Status.READY

@@ -57,7 +57,7 @@ def redis_urls(request, tmp_path):
 @pytest.fixture
 def celery_on(redis_urls, settings):
     """A Celery app and channel layer wired to ``redis_urls``, with a solo worker consuming the job
-    queues and the upload checks' queue."""
+    queues and the background lane."""
     from workers.celery_app import app as site_app
 
     settings.CHANNEL_LAYERS = {"default": {
@@ -72,7 +72,7 @@ def celery_on(redis_urls, settings):
 
     app.finalize()
     try:
-        with start_worker(app, pool="solo", concurrency=1, queues=["cpu", "gpu", settings.SIGHTLINE_CHECK_QUEUE],
+        with start_worker(app, pool="solo", concurrency=1, queues=["cpu", "gpu", settings.SIGHTLINE_BACKGROUND_QUEUE],
                           perform_ping_check=False, shutdown_timeout=20):
             yield app
     finally:

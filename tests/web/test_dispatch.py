@@ -1,6 +1,6 @@
-"""workers.dispatch against a live Redis: a task goes out by name on the queue it is given, and an
-upload's check goes to its own queue (which serve's worker consumes), never behind the analyses
-queued on cpu/gpu."""
+"""workers.dispatch against a live Redis: a task goes out by name on the queue it is given, and the
+background work (an upload's check, a variant's check, a head atlas) goes to the background lane, which
+only serve's background worker consumes, never behind the analyses queued on cpu/gpu nor in their slots."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 import redis
 from celery import Celery
 
-from webapp.site.management.commands.serve import worker_command
+from webapp.site.management.commands.serve import BACKGROUND_NICE, background_worker_command, worker_command
 from webapp.site.embedded_redis import EmbeddedRedis
 from webapp.networks.admin import dispatch_check
 from webapp.site.redis_urls import RedisUrls
@@ -48,18 +48,54 @@ def test_a_task_goes_out_by_name_on_its_queue_with_its_id(live_broker):
     assert live_broker.llen("cpu") == 0
 
 
-def test_an_upload_check_has_its_own_queue_not_the_networks(live_broker, tiny_network, settings):
+def test_an_upload_check_goes_to_the_background_lane_not_the_networks(live_broker, tiny_network, settings):
     for job in ("a", "b", "c"):
         send_task("sightline.run_analysis", [job], queue=tiny_network.queue)
     dispatch_check(tiny_network)
-    assert settings.SIGHTLINE_CHECK_QUEUE == "checks" and tiny_network.queue == "cpu"
-    assert queued(live_broker, "checks") == [("sightline.check_network", [tiny_network.pk])]
+    assert settings.SIGHTLINE_BACKGROUND_QUEUE == "background" and tiny_network.queue == "cpu"
+    assert queued(live_broker, "background") == [("sightline.check_network", [tiny_network.pk])]
     assert [name for name, _ in queued(live_broker, "cpu")] == ["sightline.run_analysis"] * 3
 
 
-@pytest.mark.parametrize("asked, consumed", [("gpu,cpu", "gpu,cpu,checks"), ("gpu", "gpu,checks"),
-                                             ("checks,cpu", "checks,cpu")])
-def test_serves_worker_always_consumes_the_checks_queue(asked, consumed):
+@pytest.mark.django_db(transaction=True)
+def test_a_head_atlas_goes_to_the_background_lane_not_its_networks_queue(live_broker, tiny_network):
+    from webapp.networks.atlas import request_atlas
+
+    assert request_atlas(tiny_network) is not None  # sent on commit: autocommit here
+    assert queued(live_broker, "background") == [("sightline.compute_head_atlas", [tiny_network.pk])]
+    assert live_broker.llen(tiny_network.queue) == 0
+
+
+def queues_of(command: list[str]) -> list[str]:
+    return command[command.index("-Q") + 1].split(",")
+
+
+@pytest.mark.parametrize("asked, consumed", [("gpu,cpu", ["gpu", "cpu"]), ("gpu", ["gpu"]),
+                                             ("background,cpu", ["cpu"])])
+def test_serves_users_worker_never_consumes_the_background_lane(asked, consumed):
     command = worker_command({"queues": asked, "pool": "threads", "concurrency": 2})
-    assert command[command.index("-Q") + 1] == consumed
+    assert queues_of(command) == consumed
     assert command[command.index("-A") + 1] == "workers.celery_app"
+
+
+def test_serves_background_worker_consumes_only_the_background_lane_one_at_a_time():
+    command, users = background_worker_command(), worker_command({"queues": "gpu,cpu", "pool": "threads",
+                                                                 "concurrency": 2})
+    assert queues_of(command) == ["background"] and command[command.index("--concurrency") + 1] == "1"
+    assert command[command.index("-n") + 1] != users[users.index("-n") + 1]  # two workers, two names
+    assert BACKGROUND_NICE > 0
+
+
+def test_a_spawned_child_runs_at_the_niceness_asked():
+    import os
+    import subprocess
+    import sys
+
+    from webapp.site.childproc import spawn
+
+    ask = "import os; print(os.nice(0))"
+    plain = spawn([sys.executable, "-c", ask], stdout=subprocess.PIPE)
+    niced = spawn([sys.executable, "-c", ask], nice=BACKGROUND_NICE, stdout=subprocess.PIPE)
+    base = int(plain.communicate(timeout=30)[0])
+    assert base == os.nice(0)
+    assert int(niced.communicate(timeout=30)[0]) == min(19, base + BACKGROUND_NICE)

@@ -42,7 +42,7 @@ def test_a_checked_upload_queues_its_atlas_and_the_task_computes_it(
     Network.objects.filter(pk=tiny_network.pk).update(status=Network.Status.CHECKING)
     with django_capture_on_commit_callbacks(execute=True):
         assert tasks.check_network.run(tiny_network.pk) == Network.Status.READY
-    assert sent == [(tiny_network.pk, "cpu")]
+    assert sent == [(tiny_network.pk, "background")]  # the background lane, not the network's queue
     assert HeadAtlas.objects.get(network=tiny_network).status == HeadAtlas.Status.QUEUED
     settings.SIGHTLINE_ATLAS_POSITIONS = 4
     assert tasks.compute_head_atlas.run(tiny_network.pk) == HeadAtlas.Status.READY

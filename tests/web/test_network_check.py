@@ -41,7 +41,7 @@ def test_an_upload_is_checking_and_not_offered_until_a_worker_marks_it_ready(
     data = Path(tiny_checkpoint).read_bytes()
     network, response = upload(admin_client, django_capture_on_commit_callbacks, "uploaded", data)
     assert "A worker is checking uploaded" in response.content.decode()
-    assert network.status == Network.Status.CHECKING and queued_checks == [(network.pk, "checks")]
+    assert network.status == Network.Status.CHECKING and queued_checks == [(network.pk, "background")]
     assert network.checksum == file_sha256(tiny_checkpoint) and network.family == "" and network.parameters == 0
     assert Path(network.file.path).read_bytes() == data
     # Checking: the site does not offer it.
@@ -195,7 +195,7 @@ def test_a_refused_form_keeps_the_checked_file_for_the_next_try(
     assert again.status_code == 200
     kept = Network.objects.get(name="second-try")
     assert Path(kept.file.path).read_bytes() == data and kept.status == Network.Status.CHECKING
-    assert queued_checks == [(kept.pk, "checks")]
+    assert queued_checks == [(kept.pk, "background")]
     assert not any(Path(settings.MEDIA_ROOT, "kept-uploads").iterdir())  # the kept copy is gone once used
     # A forged or expired token is refused with a message, not a server error.
     forged = admin_client.post(ADD_URL, {"name": "third", "kept_file": token[:-3] + "abc", "card": "",

@@ -83,7 +83,8 @@ class Serve:
             return json.load(response)["job"]
 
     def children(self) -> dict[str, int]:
-        """{"worker"/"web"/"redis": pid} of this serve's children, from /proc."""
+        """{"worker"/"background"/"web"/"redis": pid} of this serve's children, from /proc ("worker": the
+        users' Celery worker; "background": the background lane's)."""
         found = {}
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit():
@@ -95,7 +96,8 @@ class Serve:
                 continue
             if int(stat.rsplit(")", 1)[1].split()[1]) != self.process.pid:
                 continue
-            name = "worker" if "celery" in cmdline else "web" if "uvicorn" in cmdline \
+            name = ("background" if " -Q background " in cmdline else "worker") if "celery" in cmdline \
+                else "web" if "uvicorn" in cmdline \
                 else "redis" if "redis-server" in cmdline else None
             if name is not None:
                 found[name] = int(entry.name)

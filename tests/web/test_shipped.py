@@ -127,3 +127,42 @@ def test_the_shipped_network_says_how_it_was_trained_and_what_it_measured():
             assert "not measured" in card, name
     quality = meta.metrics["value_quality"]["overall"]
     assert f"{quality['ece']:.3f}" in card and f"{quality['side_to_move_bias']:+.3f}" in card
+
+
+def test_a_second_start_does_not_check_an_unchanged_file_again(tmp_path, tiny_checkpoint, monkeypatch):
+    """The check (load, probe, sanity run, timing) is keyed by the file's checksum and done once; a changed
+    file, or a row whose copy of the file is gone, is checked again."""
+    from webapp.networks import registry
+
+    weights = tmp_path / "weights"
+    weights.mkdir()
+    shutil.copy(tiny_checkpoint, weights / "cf-tiny.safetensors")
+    checked = []
+    inspect = registry.inspect_checkpoint
+    monkeypatch.setattr(registry, "inspect_checkpoint", lambda path: checked.append(path.name) or inspect(path))
+    register_shipped(weights, tmp_path / "var")
+    first = sorted(checked)
+    assert "cf-tiny.safetensors" in first
+    checked.clear()
+    register_shipped(weights, tmp_path / "var")  # a warm start: nothing changed
+    assert checked == []
+    tiny = Network.objects.get(name="cf-tiny")
+    assert tiny.status == Network.Status.READY and tiny.active and tiny.family == "chessformer"
+    tiny.path.unlink()  # the site's copy lost: checked (and copied) again
+    register_shipped(weights, tmp_path / "var")
+    assert checked == ["cf-tiny.safetensors"] and Network.objects.get(name="cf-tiny").path.is_file()
+
+
+def test_the_site_answers_before_registering_only_once_an_earlier_start_registered_networks(tiny_checkpoint):
+    """serve starts its web server before the registration on a warm install; on a new one the home form
+    would offer nothing yet, so it waits."""
+    from webapp.networks.registry import ensure_material_network, register_checkpoint
+    from webapp.site.signals import may_answer_early
+
+    def answers():
+        return [answer for _, answer in may_answer_early.send(sender=None)]
+
+    ensure_material_network()
+    assert answers() == [False]
+    register_checkpoint(tiny_checkpoint, "cf-tiny")
+    assert answers() == [True]

@@ -72,6 +72,8 @@ class JobStatus(serializers.Serializer):
     engine_name = serializers.CharField(allow_blank=True, help_text="The engine that valued the positions.")
     engine_note = serializers.CharField(allow_blank=True, help_text="Why the engine line is absent or stopped "
                                                                     "early, in a sentence; empty when all is well.")
+    waiting = serializers.CharField(allow_blank=True, help_text="A queued job's wait, e.g. \"queued behind 1 "
+                                                                "analysis, about 20 s\"; empty when it is not waiting.")
 
 
 class Node(serializers.Serializer):

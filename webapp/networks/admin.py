@@ -102,9 +102,9 @@ class NetworkUploadForm(forms.ModelForm):
 
 
 def dispatch_check(network: Network) -> None:
-    """Queue the worker's check on the checks' own queue (never behind analyses); raises
+    """Queue the worker's check on the background lane (never behind analyses); raises
     ``BrokerUnavailable`` when the broker cannot take it, for the caller to withdraw."""
-    dispatch.send_task("sightline.check_network", [network.pk], queue=settings.SIGHTLINE_CHECK_QUEUE)
+    dispatch.send_task("sightline.check_network", [network.pk], queue=settings.SIGHTLINE_BACKGROUND_QUEUE)
 
 
 def withdraw_unchecked(network: Network, created: bool) -> str:

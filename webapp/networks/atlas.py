@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 
+from django.conf import settings
 from django.db import transaction
 
 from analysis.heads import AtlasConfig, HeadMeasurements, compute_atlas
@@ -52,10 +53,11 @@ def request_atlas(network: Network, *, again: bool = False) -> HeadAtlasRow | No
 
 
 def _dispatch(network: Network, row_id: int, before: dict | None) -> None:
-    """Send the atlas task; when the broker cannot take it, withdraw the queued row (``before``:
+    """Send the atlas task to the background lane (an atlas runs for minutes: never in a user's slot);
+    when the broker cannot take it, withdraw the queued row (``before``:
     what it held, or None for a row made for this request) and raise."""
     try:
-        dispatch.send_task("sightline.compute_head_atlas", [network.pk], queue=network.queue)
+        dispatch.send_task("sightline.compute_head_atlas", [network.pk], queue=settings.SIGHTLINE_BACKGROUND_QUEUE)
     except dispatch.BrokerUnavailable:
         queued = HeadAtlasRow.objects.filter(pk=row_id, status=HeadAtlasRow.Status.QUEUED)
         if before is None:

@@ -105,21 +105,23 @@ def apply_facts(network: Network, facts: CheckpointFacts) -> None:
 @transaction.atomic
 def register_checkpoint(path: Path, name: str, *, card: str | None = None, is_default: bool = False,
                         queue: str = Network.Queue.CPU) -> Network:
-    """Register ``path`` under ``name`` (idempotent per checksum); returns the network."""
+    """Register ``path`` under ``name`` (idempotent per checksum); returns the network.
+
+    The check (load, probe, value sanity run, timing: seconds a network) is keyed by the file's checksum
+    and done once: a file already registered and checked (``already_checked``) is not loaded again, so
+    ``serve``'s warm start pays only the checksum."""
     path = Path(path)
-    facts = inspect_checkpoint(path)
-    existing = Network.objects.filter(checksum=facts.checksum).first()
-    if existing is not None:
+    existing = Network.objects.filter(checksum=file_sha256(path)).first()
+    if existing is not None and already_checked(existing) and (card is not None or existing.card):
         network = existing
-        apply_facts(network, facts)  # rows made by an older version learn what this one records
     else:
-        if Network.objects.filter(name=name).exists():
-            raise CheckpointError(f"a different network is already registered as {name!r}")
-        network = Network(name=name, queue=queue)
-        apply_facts(network, facts)
-        with path.open("rb") as handle:
-            network.file.save(path.name, File(handle), save=False)
-    network.card = card if card is not None else (network.card or default_card(facts, network.name))
+        facts = inspect_checkpoint(path)
+        network = existing or _new_network(path, name, queue)
+        if existing is not None and not (existing.path and existing.path.is_file()):
+            _copy_file(network, path)  # the site's copy was lost
+        apply_facts(network, facts)  # rows made by an older version learn what this one records
+        network.card = network.card or default_card(facts, network.name)
+    network.card = card if card is not None else network.card
     if is_default:
         Network.objects.exclude(pk=network.pk).update(is_default=False)
         network.is_default = True
@@ -127,6 +129,27 @@ def register_checkpoint(path: Path, name: str, *, card: str | None = None, is_de
     network.status, network.status_message = Network.Status.READY, ""
     network.save()
     return network
+
+
+def _new_network(path: Path, name: str, queue: str) -> Network:
+    """A new row named ``name`` holding the site's copy of the file (saved by the caller)."""
+    if Network.objects.filter(name=name).exists():
+        raise CheckpointError(f"a different network is already registered as {name!r}")
+    network = Network(name=name, queue=queue)
+    _copy_file(network, path)
+    return network
+
+
+def _copy_file(network: Network, path: Path) -> None:
+    with path.open("rb") as handle:
+        network.file.save(path.name, File(handle), save=False)
+
+
+def already_checked(network: Network) -> bool:
+    """Whether this row holds a finished check of its file: ready, with the facts this version records
+    (its forward pass timed), and the site's copy of the file still there."""
+    return (network.kind == Network.Kind.CHECKPOINT and network.status == Network.Status.READY
+            and FORWARD_KEY in (network.metrics or {}) and network.path is not None and network.path.is_file())
 
 
 def check_network(network_id: int) -> str:

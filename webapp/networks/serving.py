@@ -25,3 +25,12 @@ def register_on_start(sender=None, log: Callable[[str], None] = print, **kwargs)
     for network in register_variants():  # checked by the worker; their atlases computed when asked
         lines.append(f"ablation variant: {network.name} ({network.get_status_display()})")
     return lines
+
+
+def registered_before(sender=None, **kwargs) -> bool:
+    """Whether an earlier start registered a network to analyse with, so the pages may answer while this
+    start registers them again (unchanged files only pay their checksum); False on a new install, whose
+    home form would offer no network yet."""
+    from webapp.networks.models import Network
+
+    return Network.objects.offered().filter(kind=Network.Kind.CHECKPOINT).exists()

@@ -84,7 +84,7 @@ def register_variants(weights_dir: Path | None = None) -> list[Network]:
     """Every ablation variant under ``weights_dir/ablations/`` as ``<ablation>-<variant>``, its card beside it.
 
     Never a candidate for the default (``register_shipped`` ranks only the top-level files). A new file is
-    checked by a worker on the checks' queue, as an upload is (``sightline.check_variant``), so ``serve``'s
+    checked by a worker on the background lane, as an upload is (``sightline.check_variant``), so ``serve``'s
     start pays its checksum and copy only, not its load, probe, value sanity run and timing (about 10 s a
     network on the 2-core machine); a file already registered is not checked again. A file that cannot
     be registered is logged and skipped: the site starts without it.
@@ -137,7 +137,7 @@ def _queue_check(network: Network) -> None:
     """The variant's check for a worker; with the broker down it stays "checking" and the next start
     queues it again."""
     try:
-        dispatch.send_task("sightline.check_variant", [network.pk], queue=settings.SIGHTLINE_CHECK_QUEUE)
+        dispatch.send_task("sightline.check_variant", [network.pk], queue=settings.SIGHTLINE_BACKGROUND_QUEUE)
     except dispatch.BrokerUnavailable:
         log.warning("ablation variant %s: its check was not queued (the broker cannot be reached); the next "
                     "start queues it again", network.name)

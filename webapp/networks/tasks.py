@@ -1,7 +1,7 @@
 """The networks app's Celery tasks: checking an upload, computing a head atlas.
 
-Upload checks run on their own queue (``SIGHTLINE_CHECK_QUEUE``) so they never wait
-behind analyses; an atlas runs on its network's queue.
+All of them run in the background lane (``SIGHTLINE_BACKGROUND_QUEUE``, a worker of its own), so
+they never wait behind analyses nor take a slot one needs.
 """
 
 from __future__ import annotations

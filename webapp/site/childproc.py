@@ -9,6 +9,7 @@ them instead of leaving orphans.
 from __future__ import annotations
 
 import ctypes
+import os
 import signal
 import subprocess
 import sys
@@ -21,6 +22,12 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
-def spawn(command: list[str], **kwargs) -> subprocess.Popen:
-    """``Popen`` in a new session, terminated when this process dies."""
-    return subprocess.Popen(command, start_new_session=True, preexec_fn=_die_with_parent, **kwargs)
+def spawn(command: list[str], nice: int = 0, **kwargs) -> subprocess.Popen:
+    """``Popen`` in a new session, terminated when this process dies; ``nice`` lowers its CPU priority
+    (the background lane's worker yields the CPU to the one running users' analyses)."""
+    def prepare() -> None:
+        _die_with_parent()
+        if nice:
+            os.nice(nice)
+
+    return subprocess.Popen(command, start_new_session=True, preexec_fn=prepare, **kwargs)

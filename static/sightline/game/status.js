@@ -23,7 +23,8 @@ export class JobStatus {
     if (this.nps && st.status === "running") text += ` · ${fmtNum(this.nps)} nodes/s`;
     $("progress-text").textContent = text;
     const left = ["queued", "running"].includes(st.status) ? this.secondsLeft(shown.done, total, Date.now(), shown.engine) : null;
-    $("eta").textContent = left == null ? "" : left < 1 ? "almost done" : `about ${fmtDuration(left)} left`;
+    $("eta").textContent = st.status === "queued" && st.waiting ? st.waiting
+      : left == null ? "" : left < 1 ? "almost done" : `about ${fmtDuration(left)} left`;
     $("cancel-btn").hidden = FINISHED.includes(st.status) || !this.game.page.can_cancel;
     const err = $("error-box");
     err.hidden = !st.error;

@@ -27,6 +27,7 @@ import chess
 from analysis.lens.decisions import for_ply
 from analysis.pov import bound_for_white, mate_for_white, score_for_white, wdl_for_white, white_to_move
 from webapp.jobs.models import AnalysisJob
+from webapp.jobs.queue_wait import waiting_sentence
 from webapp.jobs.results import job_results, san_line
 from webapp.jobs.review import disagreements, engine_review, network_marks, network_swing
 
@@ -197,13 +198,14 @@ class Status(Message):
     engine_nodes: int = 0  # the engine lane's nodes per position; 0: no engine line asked for
     engine_name: str = ""
     engine_note: str = ""  # why the engine line is absent or stopped early, in a sentence
+    waiting: str = ""  # a queued job's wait: behind what and for about how long (webapp.jobs.queue_wait)
 
     @classmethod
     def of(cls, job: AnalysisJob) -> "Status":
         return cls(status=job.status, evaluated=job.evaluated, searched=job.searched,
                    total=job.total_positions or len(job.nodes), error=job.error, search=job.search,
                    budget=job.budget, engine_nodes=job.engine_nodes, engine_name=job.engine_name,
-                   engine_note=job.engine_note)
+                   engine_note=job.engine_note, waiting=waiting_sentence(job))
 
 
 @dataclass(frozen=True)

