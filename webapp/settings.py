@@ -73,6 +73,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files for /api/docs/, served as our static files
     "webapp.site",
     "webapp.networks",
     "webapp.jobs",
@@ -100,6 +101,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,  # the schema describes the API, not itself
     "SCHEMA_PATH_PREFIX": "/api/",
+    # /api/docs/ loads Swagger UI from the installed sidecar package: nothing fetched from elsewhere.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},  # no badge from swagger.io
 }
 
 MIDDLEWARE = [
