@@ -162,6 +162,9 @@ TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
 
+# lichess's opening tables (webapp.jobs.openings): the game page names the opening where they are.
+SIGHTLINE_OPENINGS_DIR = Path(os.environ.get("SIGHTLINE_OPENINGS_DIR", BASE_DIR.parent / "shared" / "data" / "openings"))
+
 STATIC_URL = "/static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
