@@ -27,7 +27,7 @@ def test_the_docs_page_loads_swagger_ui_from_our_own_static_files(client):
     assert '"/api/schema/"' in html
 
 
-def test_the_api_index_and_the_header_link_to_the_docs(client):
+def test_the_api_index_and_the_header_link_to_the_docs(client, db):
     assert client.get("/api/").json()["docs"] == "http://testserver/api/docs/"
     header = client.get("/networks/").content.decode().split("</header>")[0]
     assert 'href="/api/docs/"' in header
