@@ -36,3 +36,12 @@ def test_bad_budget_is_a_clear_error(flag, capsys):
     epd = require_shared_data("suites/sts_v3.epd")
     assert main(["sts", "--model", "material", "--algo", "probability", flag, "0", "--epd", str(epd)]) == 2
     assert f"{flag} must be at least 1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("model", ["material", "weights/cb-sv.safetensors"])  # neither has a policy head
+def test_a_policy_search_on_a_value_only_network_is_a_one_line_error(model, capsys):
+    csv = require_shared_data("puzzles/lichess_puzzles_1000.csv")
+    assert main(["puzzles", "--model", model, "--algo", "policy", "--limit", "2", "--csv", str(csv), "--json"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: the policy search needs a model with a policy head;")
+    assert err.count("\n") == 1 and "Traceback" not in err

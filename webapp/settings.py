@@ -73,6 +73,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files for /api/docs/, served as our static files
     "webapp.site",
     "webapp.networks",
     "webapp.jobs",
@@ -100,6 +101,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,  # the schema describes the API, not itself
     "SCHEMA_PATH_PREFIX": "/api/",
+    # /api/docs/ loads Swagger UI from the installed sidecar package: nothing fetched from elsewhere.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},  # no badge from swagger.io
 }
 
 MIDDLEWARE = [
@@ -156,6 +161,9 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
+
+# lichess's opening tables (webapp.jobs.openings): the game page names the opening where they are.
+SIGHTLINE_OPENINGS_DIR = Path(os.environ.get("SIGHTLINE_OPENINGS_DIR", BASE_DIR.parent / "shared" / "data" / "openings"))
 
 STATIC_URL = "/static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"

@@ -55,6 +55,8 @@ def _run_suite(args, load, run, path: Path):
     agent = _agent(args.model, args.algo, args.nodes, args.device, args.movetime)
     try:
         return agent.name, run(items, agent.choose, progress=not args.json)
+    except ValueError as exc:  # a search that refuses the network (policy without a policy head), as search_cmds
+        raise CommandError(str(exc)) from None
     finally:
         agent.close()
 

@@ -47,7 +47,7 @@ def test_submit_a_fen_with_a_json_number_budget(client, material_network, token,
     response = submit(client, {"fen": fen, "network": "material", "search": "alphabeta", "budget": 2}, token)
     assert response.status_code == 201, response.content
     job = AnalysisJob.objects.get(pk=response.json()["id"])
-    assert job.budget == 2 and job.start_fen == fen and response.json()["title"] == "Position, White to move"
+    assert job.budget == 2 and job.start_fen == fen and response.json()["title"] == "Position, move 1, White to move, White up 2"
 
 
 def test_submit_without_credentials_is_refused(client, material_network):

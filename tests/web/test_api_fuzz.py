@@ -136,6 +136,8 @@ def test_the_schema_is_served(client):
     operations = {(path, method) for path, item in served_document()["paths"].items() for method in item}
     assert operations == {("/api/", "get"), ("/api/jobs/", "post"), ("/api/networks/", "get"),
                           ("/api/jobs/{job_id}/", "get"), ("/api/jobs/{job_id}/nodes/{node_id}/", "get"),
+                          ("/api/jobs/{job_id}/review/", "get"), ("/api/jobs/{job_id}/export.pgn", "get"),
+                          ("/api/jobs/{job_id}/nodes/{node_id}/board.svg", "get"),
                           ("/api/jobs/{job_id}/nodes/{node_id}/attention/", "get"),
                           ("/api/jobs/{job_id}/nodes/{node_id}/lc0/", "get"),
                           ("/api/jobs/{job_id}/nodes/{node_id}/lens/", "get"),

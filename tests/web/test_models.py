@@ -113,7 +113,9 @@ def test_fen_job_title_is_short_and_its_root_is_not_the_start(material_network):
 
     fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 3 3"
     job = create_job(parse_fen(fen), material_network, "value", 1, dispatch=False)
-    assert job.title == "Position, Black to move" and fen not in job.title
+    assert job.title == "Position, move 3, Black to move, material even" and fen not in job.title
+    other = create_job(parse_fen("6k1/5ppp/8/8/8/8/8/R5K1 b - - 0 40"), material_network, "value", 1, dispatch=False)
+    assert other.title == "Position, move 40, Black to move, White up 2"
     assert job.root_label == "Set-up position (Black to move)"
     game = create_job(parse_pgn("1. e4 {good} $1 *"), material_network, "value", 1, dispatch=False)
     assert game.root_label == "Start position"

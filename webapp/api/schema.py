@@ -294,8 +294,22 @@ class Pending(serializers.Serializer):
     status = serializers.CharField(help_text="pending: a worker computes it; ask again after Retry-After.")
 
 
+class Review(serializers.Serializer):
+    """What the game page refreshes as the engine's values and marks arrive."""
+
+    review = serializers.DictField(help_text="engine: accuracy %, average centipawn loss and counts of inaccuracies, "
+                                             "mistakes and blunders per player (lichess's formulas), or null; "
+                                             "network_marks: the network's own marks per player.")
+    disagreements = serializers.ListField(child=serializers.DictField(),
+                                          help_text="Positions both valued, largest gap first.")
+    network_swing = serializers.DictField(allow_null=True,
+                                          help_text="The network's side-to-move bias from its card (bias, threshold, "
+                                                    "swings, message), or null when its card has none.")
+
+
 class Index(serializers.Serializer):
     schema = serializers.URLField(help_text="This API's OpenAPI 3 schema (YAML; ?format=json for JSON).")
+    docs = serializers.URLField(help_text="This API's documentation to read in a browser (Swagger UI).")
     submit = serializers.URLField(help_text="Where to POST a game.")
     networks = serializers.URLField(help_text="The networks, with their measured figures.")
 

@@ -36,15 +36,17 @@ SUBMIT_FIELDS = ("pgn", "fen", "network", "search", "budget", "game_index", "eng
 
 
 class ApiIndex(APIView):
-    """GET /api/: where the OpenAPI schema is and where to submit."""
+    """GET /api/: where the OpenAPI schema and its readable docs are, and where to submit."""
 
     authentication_classes: list = []
     permission_classes: list = []
 
-    @extend_schema(operation_id="api_index", description="Where the OpenAPI schema is and where to submit.",
+    @extend_schema(operation_id="api_index", description="Where the OpenAPI schema and its readable docs are, and "
+                   "where to submit.",
                    responses={200: schema.Index})
     def get(self, request):
         return Response({"schema": request.build_absolute_uri(reverse("api_schema")),
+                         "docs": request.build_absolute_uri(reverse("api_docs")),
                          "submit": request.build_absolute_uri(reverse("api_submit")),
                          "networks": request.build_absolute_uri(reverse("api_networks"))})
 

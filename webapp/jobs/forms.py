@@ -150,7 +150,7 @@ class AnalyseForm(forms.Form):
             return
         nodes = job_nodes(spec, data["budget"], len(tree.nodes))
         if nodes > MAX_JOB_NODES:
-            self.add_error("budget", f"This analysis would search about {nodes:,} nodes ({len(tree.nodes):,} positions "
+            self.add_error("budget", f"This analysis would search about {nodes:,} nodes ({_positions(len(tree.nodes))} "
                                      f"x {spec.nodes_per_position(data['budget']):,}); one analysis may search at most "
                                      f"{MAX_JOB_NODES:,}. Choose a smaller budget or a shorter game.")
 
@@ -203,3 +203,7 @@ class AnalyseForm(forms.Form):
     @property
     def tree(self) -> GameTree:
         return self.cleaned_data["tree"]
+
+
+def _positions(count: int) -> str:
+    return "1 position" if count == 1 else f"{count:,} positions"

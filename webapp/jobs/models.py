@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import models
 
 from analysis.displayed_value import DisplayedValue
+from analysis.material import material_balance
 from webapp.networks.models import Network
 from webapp.ondemand.models import PositionCache
 
@@ -76,7 +77,18 @@ class AnalysisJob(models.Model):
         if len(self.nodes) > 1:
             plies = sum(1 for node in self.nodes if node.get("main")) - 1
             return f"Game, {plies} {'ply' if plies == 1 else 'plies'}"
-        return f"Position, {self.side_to_move_at_start} to move"
+        return self._position_title()
+
+    def _position_title(self) -> str:
+        """A set-up position's title: which move, who moves and the material, so that two FEN jobs
+        read differently ("Position, move 24, Black to move, White up 2")."""
+        try:
+            board = chess.Board(self.start_fen)
+        except ValueError:
+            return f"Position, {self.side_to_move_at_start} to move"
+        balance = material_balance(board, chess.WHITE)
+        material = "material even" if balance == 0 else f"{'White' if balance > 0 else 'Black'} up {abs(balance)}"
+        return f"Position, move {board.fullmove_number}, {self.side_to_move_at_start} to move, {material}"
 
     @property
     def side_to_move_at_start(self) -> str:

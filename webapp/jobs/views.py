@@ -23,6 +23,7 @@ from webapp.jobs.judgements import short_legend
 from webapp.jobs import deeper, engine_deeper
 from webapp.jobs.live.messages import Nodes, job_snapshot, review_parts
 from webapp.jobs.models import AnalysisJob, DeepSearch
+from webapp.jobs.openings import game_opening
 from webapp.jobs.panels import panel_settings
 from webapp.jobs.review import engine_legend
 from webapp.jobs.ownership import owner_only, owns, remember_owner, visible_jobs
@@ -151,7 +152,7 @@ def job_page(request: HttpRequest, job_id: str) -> HttpResponse:
     }
     valuer = "the material count" if job.network.kind == Network.Kind.MATERIAL else "the network"
     return render(request, "analyses/job.html", {"job": job, "network": job.network, "page": page,
-                                                  "owner": page["can_cancel"],
+                                                  "owner": page["can_cancel"], "opening": game_opening(job.start_fen, job.nodes),
                                                   "piece_defs": _piece_defs(),
                                                   "judgement_legend": judgement_legend(job.search, valuer),
                                                   "judgement_legend_short": short_legend(job.search, valuer),

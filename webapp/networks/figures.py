@@ -219,6 +219,36 @@ def card_lead(card: str, name: str) -> str:
     return next((b for b in blocks[start:] if not b.startswith(("#", "-", "|", "```", "!["))), "")
 
 
+GOOD_FOR = re.compile(r"^Good for:\s*(.+)$", re.MULTILINE)
+# What a user has no use for in a lead: a repository path in code (`../shared/papers/`), a link to a
+# repository file ([docs/ablations.md](../docs/ablations.md): its words kept unless they are a path),
+# and the brackets and commas those leave empty.
+REPO_CODE = re.compile(r"`[^`]*/[^`]*`")
+REPO_LINK = re.compile(r"\[([^\]]*)\]\((?!https?:)[^)]*\)")
+EMPTY = re.compile(r"\s*\(\s*[,;]?\s*\)|,\s*(?=[,)])")
+
+
+def good_for(card: str, name: str) -> str:
+    """What the network is good for, in a user's words: the card's ``Good for:`` line within its
+    section, else its lead without repository paths."""
+    lead_and_rest = _section(card, name)
+    found = GOOD_FOR.search(lead_and_rest)
+    if found:
+        return found.group(1).strip()
+    text = REPO_LINK.sub(lambda m: "" if "/" in m.group(1) else m.group(1), REPO_CODE.sub("", card_lead(card, name)))
+    return EMPTY.sub("", text)
+
+
+def _section(card: str, name: str) -> str:
+    """The card's part about ``name``: from its heading to the next of the same depth, else all of it."""
+    heading = re.search(rf"^(#+) {re.escape(name)}\b.*$", card or "", re.MULTILINE)
+    if heading is None or heading.start() == 0:
+        return card or ""
+    rest = card[heading.end():]
+    end = re.search(rf"^{heading.group(1)} ", rest, re.MULTILINE)
+    return rest[:end.start()] if end else rest
+
+
 def sanity_counts(metrics: dict | None) -> tuple[int, int] | None:
     """(passed, total) checks of the site's own value sanity run, None when it has none."""
     checks = ((metrics or {}).get("value_sanity") or {}).get("checks")

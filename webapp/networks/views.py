@@ -6,7 +6,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from webapp.networks import ablations
-from webapp.networks.figures import DEFAULT_RULE, SCALE_NOTE, card_lead, sanity_counts
+from webapp.networks.figures import DEFAULT_RULE, SCALE_NOTE, good_for, sanity_counts
 from webapp.networks.models import Network
 
 log = logging.getLogger(__name__)
@@ -27,7 +27,7 @@ def network_list(request: HttpRequest) -> HttpResponse:
     configs = ablations.load_ablations()
     variants = ablations.variant_groups(configs)
     networks = {n.name: n for n in Network.objects.all()}
-    rows = [{"network": n, "strength": n.strength, "lead": card_lead(n.card, n.name),
+    rows = [{"network": n, "strength": n.strength, "lead": good_for(n.card, n.name),
              "sanity": sanity_counts(n.metrics),
              "parameters": f"{n.parameters:,}"} for n in networks.values() if n.name not in variants]
     return render(request, "networks/list.html", {"rows": rows, "default_rule": DEFAULT_RULE,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
@@ -48,6 +50,12 @@ class Refused(Exception):
         return response
 
 
+# A sentence that opens on a square or a move keeps it as written: "g5f7", "e4", "exd5", "e8=Q".
+OPENS_ON_A_MOVE = re.compile(r"[a-h](?:x?[a-h])?[1-8]")
+
+
 def sentence(text: str) -> str:
-    """A library message as a sentence: capital first letter, full stop."""
-    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+    """A library message as a sentence: capital first letter (unless it is a move's or a square's),
+    full stop."""
+    first = text[:1] if OPENS_ON_A_MOVE.match(text) else text[:1].upper()
+    return first + text[1:] + ("" if text.endswith(".") else ".")

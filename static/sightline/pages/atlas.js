@@ -49,5 +49,23 @@ export function startAtlas(data) {
       cell.classList.toggle("dimmed", Boolean(e.target.value) && cell.dataset.label !== e.target.value);
     });
   });
-  if (window.Plotly) chart(data);
+  afterFirstPaint(() => loadPlotly().then(() => chart(data), () => {
+    document.getElementById("atlas-chart").textContent = "The chart's script did not load; reload the page to try again.";
+  }));
+}
+
+// The grid and the table are on screen first; plotly (4.8 MB to parse) comes after, for the chart below.
+function afterFirstPaint(run) {
+  requestAnimationFrame(() => setTimeout(run, 0));
+}
+
+function loadPlotly() {
+  if (window.Plotly) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const script = document.createElement("script");
+    script.src = JSON.parse(document.getElementById("plotly-src").textContent);
+    script.onload = resolve;
+    script.onerror = () => reject(new Error("plotly did not load"));
+    document.head.append(script);
+  });
 }
