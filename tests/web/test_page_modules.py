@@ -302,3 +302,28 @@ def test_poll_stops_quietly_once_the_user_moved_on_and_lets_the_caller_choose_th
     ask = "(pending) => fetch(pending?.poll ?? '/scan/?retry=1')"
     followed = poll_outcome([[202, {"poll": "/scan/7/"}, 1], [429, {"poll": "/scan/7/"}, 2], [200, {"top": []}]], ask=ask)
     assert followed["body"] == {"top": []} and followed["asked"] == ["/scan/?retry=1", "/scan/7/", "/scan/7/"]
+
+
+@pytest.mark.parametrize("search, shown", [
+    ({"nodes": 1, "nps": 614, "elapsed_s": 1.6277, "depth": None}, "1 node · 1.6 s"),  # a 1-ply search: no rate
+    ({"nodes": 30, "nps": 12000, "elapsed_s": 0.0025}, "30 nodes · 3 ms"),
+    ({"nodes": 20000, "nps": 5000, "elapsed_s": 4.0, "depth": 9}, "20k nodes · 5000 nodes/s · 4.0 s · depth 9"),
+])
+def test_a_searchs_effort_reads_as_words_with_a_rate_only_where_it_means_something(search, shown):
+    got = run_module(imports("lib/format.js", "searchEffort") + f"console.log(JSON.stringify(searchEffort({json.dumps(search)})));")
+    assert got == shown
+
+
+def test_the_timelines_caption_names_a_move_outside_the_policy_list_in_san():
+    """The played move (e.g. a move the policy's top list leaves out) is named as the game writes it."""
+    game = {"nodes": [{"id": 0, "parent": None, "ply": 0, "san": "", "uci": "", "children": [1]},
+                      {"id": 1, "parent": 0, "ply": 1, "san": "Nf3", "uci": "g1f3", "children": []}],
+            "results": {}}
+    timeline = {"final": "e2e4", "final_from": 3, "played": "g1f3", "played_from": None, "played_ranks": [9, 7]}
+    script = (imports("lens/timeline.js", "DecisionTimeline")
+              + f"const game = {json.dumps(game)}; game.results = new Map([[0, {{eval: {{policy: [['e2e4', 0.4, 'e4']]}}}}]]);"
+              + f"const caption = DecisionTimeline.prototype.caption.call({{game}}, 0, {json.dumps(timeline)}, "
+              + "['0.attn', '1.attn', '2.attn', '3.attn']);"
+              + "console.log(JSON.stringify(caption));")
+    caption = run_module(script)
+    assert "settles on e4" in caption and "played Nf3: rank 7" in caption and "g1f3" not in caption

@@ -2,7 +2,7 @@
 // WDL, the reference engine's figure and line, the network's policy (bars and arrows), the search's
 // best line and root moves, and the running search's progress. Every value arrives as White's (webapp/jobs/live/messages.py).
 import { squareIndex } from "../lib/board.js";
-import { ENGINE_COLOUR, fmtNum, fmtPawns, fmtPct, mateInLine, moveLabel, nagText, scoreToCentipawns, whiteToMove } from "../lib/format.js";
+import { ENGINE_COLOUR, fmtNum, fmtPawns, fmtPct, mateInLine, moveLabel, nagText, scoreToCentipawns, searchEffort, whiteToMove } from "../lib/format.js";
 import { judgementTitle, markWords } from "./moves.js";
 import { engineEffort, engineFigure } from "./results.js";
 
@@ -186,7 +186,7 @@ export class PositionPanel {
     $("search-info").innerHTML = `<div><b>best</b> ${s.best_san || "–"}${score}</div>` +
       `<div class="pv"><b>PV</b> ${(s.pv_san || []).map((san, i) =>
         `<span class="pv-move" data-line="${s.pv.slice(0, i + 1).join(" ")}" title="click to add the line up to ${san}">${san}</span>`).join(" ") || "–"}</div>` +
-      `<div class="muted">${fmtNum(s.nodes)} nodes${s.nps ? ` · ${fmtNum(s.nps)} nodes/s` : ""} · ${s.elapsed_s}s${s.depth ? ` · depth ${s.depth}` : ""}</div>`;
+      `<div class="muted">${searchEffort(s)}</div>`;
     this.renderRootTable(s.root || []);
   }
 

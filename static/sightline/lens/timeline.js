@@ -85,7 +85,10 @@ export class DecisionTimeline {
 
   caption(id, t, readouts) {
     const node = this.game.nodes[id], policy = this.game.results.get(id)?.eval?.policy || [];
-    const san = (uci) => policy.find((p) => p[0] === uci)?.[2] || uci;
+    // SAN from the policy, else from the game's own move out of this node (a move the policy list
+    // leaves out, the played one most often); UCI only for a move neither knows.
+    const played = (uci) => node.children.map((c) => this.game.nodes[c]).find((c) => c.uci === uci)?.san;
+    const san = (uci) => policy.find((p) => p[0] === uci)?.[2] || played(uci) || uci;
     const where = (i) => `${readouts[i]} (point ${i} of 0 to ${readouts.length - 1})`;
     const label = node.parent === null ? "start" : moveLabel(node, true) + node.san;
     let text = `after ${label}: the network settles on ${san(t.final)} from ${where(t.final_from ?? readouts.length - 1)}`;

@@ -20,6 +20,14 @@ export function fmtDuration(seconds) {
   return `${(seconds / 3600).toFixed(1)} h`;
 }
 
+// A finished search's effort in words: its nodes, how long it took (fmtDuration, not "1.6277s") and
+// its depth; a rate only where one means something (a search of a few nodes in a blink has none).
+export function searchEffort(s) {
+  const seconds = s.elapsed_s ?? 0, rate = s.nps && s.nodes >= 100 && seconds >= 0.25;
+  return `${fmtNum(s.nodes)} ${s.nodes === 1 ? "node" : "nodes"}${rate ? ` · ${fmtNum(s.nps)} nodes/s` : ""}` +
+    ` · ${fmtDuration(seconds)}${s.depth ? ` · depth ${s.depth}` : ""}`;
+}
+
 // A centipawn-style figure from an expected score, with the project's own win-probability
 // formula inverted (analysis.evaluator.score_to_centipawns; the slope comes with the page).
 export function scoreToCentipawns(score, slope) {
