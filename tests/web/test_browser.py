@@ -247,7 +247,7 @@ def test_head_atlas_and_the_jump_to_a_head(live_site, browser):
     cell.click()
     page.wait_for_url("**/jobs/**")
     page.wait_for_function("document.querySelectorAll('#att-grid .mini').length === 4", timeout=60_000)
-    page.wait_for_function(f"document.querySelector('#att-caption').textContent.includes('Layer {layer + 1}, head {head + 1} ({labels[index]})')")
+    page.wait_for_function(f"document.querySelector('#att-caption').textContent.includes('Layer {layer}, head {head} ({labels[index]})')")
     assert page.input_value("#att-layer") == str(layer) and page.input_value("#att-head") == str(head)
     assert labels[index] in page.inner_text("#att-head option:checked")
     page.wait_for_function("document.querySelector('#att-caption').textContent.includes('Outlined')")
