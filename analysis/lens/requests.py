@@ -10,6 +10,8 @@ are ``analysis.lens.answers``.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 from dataclasses import asdict, dataclass
 from typing import ClassVar, Mapping
 
@@ -62,15 +64,16 @@ def _neuron(description: LensDescription, query: Mapping, need_index: bool) -> d
 
 
 @dataclass(frozen=True)
-class LensRequest:
+class LensRequest(ABC):
     """One quantity asked of the lens on one position."""
 
     quantity: ClassVar[str]
 
     @classmethod
+    @abstractmethod
     def from_json(cls, query: Mapping, description: LensDescription, board: chess.Board,
                   pool: list[str] | None = None) -> "LensRequest":
-        raise NotImplementedError
+        """The request ``query`` asks for on ``board``, checked against ``description`` (``LensError`` if not)."""
 
     def to_json(self) -> dict:
         return {"quantity": self.quantity, **asdict(self)}

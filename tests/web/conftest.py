@@ -69,3 +69,13 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def orm_beside_playwright():
+    """Playwright's sync API runs an event loop in this thread; the ORM calls of a browser test module
+    (setup, the database's flush at teardown) are plain synchronous ones, so Django's guard is lifted
+    meanwhile (``pytestmark = pytest.mark.usefixtures("orm_beside_playwright")``)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        yield

@@ -3,26 +3,14 @@ every operation of the schema, and the page asks nothing of any other site."""
 
 from __future__ import annotations
 
-import os
 from urllib.parse import urlsplit
 
 import pytest
 
 from tests.web.test_browser import browser, shot  # noqa: F401 - fixture: Chromium
 
-pytestmark = [pytest.mark.browser]
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("orm_beside_playwright")]
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _orm_beside_playwright():
-    """Playwright's sync API runs an event loop in this thread; the ORM calls here are synchronous."""
-    before = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    yield
-    if before is None:
-        del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
-    else:
-        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = before
 
 
 def test_the_docs_page_draws_every_operation_from_our_own_files(live_server, transactional_db, material_network,

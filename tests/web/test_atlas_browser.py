@@ -12,22 +12,11 @@ from tests.web.test_browser import browser, shot  # noqa: F401 - fixture: Chromi
 from tests.web.test_phone import PHONE, assert_fits
 from webapp.networks.models import HeadAtlas
 
-pytestmark = [pytest.mark.browser]
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("orm_beside_playwright")]
 # The longest labels, so that eight to a row on a phone must wrap.
 LONG_LABELS = ["same-colour-squares", "unlabelled", "opponent-pieces", "reverse-movement",
                "opponent-knight", "knight-moves", "own-queen", "unlabelled"]
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _orm_beside_playwright():
-    """Playwright's sync API runs an event loop in this thread; the ORM calls here are synchronous."""
-    before = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    yield
-    if before is None:
-        del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
-    else:
-        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = before
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ the phone's screen."""
 
 from __future__ import annotations
 
-import os
 
 import pytest
 
@@ -14,20 +13,8 @@ from tests.web.test_networks_page import shipped_rows
 from tests.web.test_phone import PHONE, assert_fits
 from webapp.networks.models import Network
 
-pytestmark = [pytest.mark.browser]
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("orm_beside_playwright")]
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _orm_beside_playwright():
-    """Playwright's sync API runs an event loop in this thread; the ORM calls here (setup, the
-    database's flush at teardown) are plain synchronous ones, so Django's guard is lifted meanwhile."""
-    before = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    yield
-    if before is None:
-        del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
-    else:
-        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = before
 
 
 @pytest.fixture

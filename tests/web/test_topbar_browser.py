@@ -3,27 +3,15 @@ player names, the search and the status did wrap it, pushing the graph below the
 
 from __future__ import annotations
 
-import os
 
 import pytest
 
 from tests.web.test_browser import browser, shot  # noqa: F401 - fixture: Chromium
 
-pytestmark = [pytest.mark.browser]
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("orm_beside_playwright")]
 GAME = '[White "Anderssen, Adolf"]\n[Black "Kieseritzky, Lionel"]\n[Event "London, casual game"]\n[Result "1-0"]\n\n' \
        "1. e4 e5 2. f4 exf4 3. Bc4 Qh4+ 4. Kf1 b5 1-0"
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _orm_beside_playwright():
-    """Playwright's sync API runs an event loop in this thread; the ORM calls here are synchronous."""
-    before = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    yield
-    if before is None:
-        del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
-    else:
-        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = before
 
 
 def test_the_top_bar_is_one_line_at_1400_px_for_a_flagged_network(live_server, transactional_db, tiny_network,
