@@ -6,11 +6,10 @@ from __future__ import annotations
 import pytest
 
 from tests.web.test_browser import browser, shot  # noqa: F401 - fixture: Chromium
-from tests.web.test_networks_browser import _orm_beside_playwright  # noqa: F401 - autouse
 from tests.web.test_phone import PHONE, assert_fits
 from webapp.jobs.models import AnalysisJob
 
-pytestmark = [pytest.mark.browser]
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("orm_beside_playwright")]
 
 # Scholar's mate with the PGN's own marks: 3. Qh5? is also judged by Sightline, 3...Nf6?? is the blunder.
 SCHOLAR = '[White "A"] [Black "B"]\n\n1. e4 e5 2. Bc4 Nc6 3. Qh5? Nf6?? 4. Qxf7# 1-0\n'

@@ -8,7 +8,6 @@ import pytest
 
 from tests.web.conftest import OPERA_GAME
 from tests.web.test_browser import browser  # noqa: F401 - fixture: Chromium
-from tests.web.test_networks_browser import _orm_beside_playwright  # noqa: F401 - autouse
 from webapp.jobs.models import AnalysisJob, PositionResult
 from webapp.jobs.queue_wait import wait_of
 
@@ -90,6 +89,7 @@ def test_the_page_and_the_api_carry_the_wait(measured, settings, client):
 
 
 @pytest.mark.browser
+@pytest.mark.usefixtures("orm_beside_playwright")
 def test_the_queued_page_says_behind_what_and_how_long(live_server, transactional_db, material_network, settings,
                                                        browser):  # noqa: F811
     settings.SIGHTLINE_WORKER_SLOTS = 1

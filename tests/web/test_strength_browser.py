@@ -7,12 +7,11 @@ from __future__ import annotations
 import pytest
 
 from tests.web.test_browser import browser, shot  # noqa: F401 - fixture: Chromium
-from tests.web.test_networks_browser import _orm_beside_playwright  # noqa: F401 - fixture: ORM beside Playwright
 from tests.web.test_phone import PHONE, assert_fits
 from tests.web.test_strength_words import shipped_networks
 from webapp.networks import picker
 
-pytestmark = [pytest.mark.browser]
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("orm_beside_playwright")]
 
 
 @pytest.fixture
