@@ -30,17 +30,17 @@ import os
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import torch
-from safetensors.torch import save_file
+from typing import TYPE_CHECKING, Any
 
 from analysis.errors import CheckpointError
+
+if TYPE_CHECKING:  # reading a header needs no torch, so the web process never loads it for one
+    import torch
 
 FORMAT = "sightline-checkpoint"
 FORMAT_VERSION = 1
 _MAX_HEADER = 100 * 1024 * 1024
-DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
+DTYPES = ("F32", "F16", "BF16")  # the tensor dtypes a checkpoint may hold (safetensors names)
 
 
 @dataclass
@@ -63,8 +63,10 @@ class CheckpointMeta:
         }
 
 
-def write_atomically(path: Path, tensors: dict[str, torch.Tensor], meta: CheckpointMeta) -> Path:
+def write_atomically(path: Path, tensors: dict[str, "torch.Tensor"], meta: CheckpointMeta) -> Path:
     """Write a safetensors checkpoint via ``NAME.partial``: the file appears whole or not at all."""
+    from safetensors.torch import save_file
+
     partial = path.with_name(path.name + ".partial")
     try:
         save_file(tensors, str(partial), metadata=meta.to_header())

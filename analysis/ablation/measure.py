@@ -16,6 +16,10 @@ def export_path(cfg: AblationConfig, variant: Variant) -> Path:
     return cfg.store / f"{variant.name}.safetensors"
 
 
+def history_path(cfg: AblationConfig, variant: Variant) -> Path:
+    return cfg.store / f"{variant.name}.history.json"
+
+
 def results_dir(cfg: AblationConfig, variant: Variant) -> Path:
     return cfg.store / variant.name
 

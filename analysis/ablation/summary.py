@@ -7,9 +7,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from analysis.ablation.config import AblationConfig, Variant
-from analysis.ablation.measure import export_path, load_results
-from analysis.ablation.training import history_path
-from analysis.checkpoint import read_header
+from analysis.ablation.measure import export_path, history_path, load_results
+from analysis.checkpoint_file import read_header
 from analysis.heads.patterns import UNLABELLED
 
 

@@ -10,13 +10,9 @@ import pyarrow.compute as pc
 
 from analysis.ablation.config import AblationConfig, Variant
 from analysis.ablation.jobs import Job
-from analysis.ablation.measure import export_path
+from analysis.ablation.measure import export_path, history_path
 from analysis.data.store import read_annotated
 from analysis.train.loop import HISTORY_FILE
-
-
-def history_path(cfg: AblationConfig, variant: Variant) -> Path:
-    return cfg.store / f"{variant.name}.history.json"
 
 
 def stored(cfg: AblationConfig, variant: Variant) -> bool:

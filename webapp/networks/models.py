@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import chess
 from django.db import models
@@ -11,11 +12,13 @@ from analysis.displayed_value import STATIC, DisplayedValue
 from analysis.encoding import get_encoding
 from analysis.evaluator import Capabilities, MaterialEvaluator, key_digest
 from analysis.models import get_family, importer_for
-from analysis.models.family import ModelFamily
 from analysis.search_catalogue import DEFAULT_SEARCH, SEARCHES
 from webapp.networks.figures import Strength, strength
 from webapp.networks.one_agent import puzzle_agent, with_one_agent
 from webapp.networks.value_sanity import ValueSanity, read_value_sanity
+
+if TYPE_CHECKING:  # a family's module imports torch, which the web process need not load
+    from analysis.models.family import ModelFamily
 
 
 def checkpoint_upload_path(instance: "Network", filename: str) -> str:
