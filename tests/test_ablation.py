@@ -25,6 +25,7 @@ from analysis.data.store import ANNOTATED_SCHEMA, shard_path, write_table_atomic
 from analysis.train.config import load_config
 from analysis.train.loop import train
 from tests.annotated_fixture import annotated_row
+from tests.conftest import require_stockfish
 from tests.conftest import ROOT
 
 PUZZLES = """PuzzleId,FEN,Moves,Rating,RatingDeviation,Popularity,NbPlays,Themes,GameUrl,OpeningTags,SortKey
@@ -66,6 +67,8 @@ def _dataset(root: Path, multipv: bool = True) -> Path:
 def _ablation(tmp: Path, data: Path, **extra) -> Path:
     (tmp / "puzzles.csv").write_text(PUZZLES)
     (tmp / "sts.epd").write_text(STS)
+    (tmp / "openings").mkdir(exist_ok=True)
+    (tmp / "openings" / "c.tsv").write_text("eco\tname\tpgn\nC20\tKing's Pawn Game\t1. e4 e5\n")
     variants = {"cf-absolute": ("chessformer", "cf-tiny", '{ position = "absolute" }', "policy"),
                 "cb-bc": ("chessbench", "cb-tiny", '{ head = "behavioural_cloning", vocab = 31 }', "policy")}
     blocks = []
@@ -77,7 +80,7 @@ def _ablation(tmp: Path, data: Path, **extra) -> Path:
     path = tmp / "tiny.toml"
     path.write_text(f'name = "tiny"\ntitle = "Tiny: two families"\ndata = "{data}"\nstore = "{tmp / "store"}"\n'
                     f'doc = "{tmp / "docs" / "ablations.md"}"\npuzzles = "{tmp / "puzzles.csv"}"\n'
-                    f'sts = "{tmp / "sts.epd"}"\nheads_positions = 3\nlimit = 2\nsame_positions = true\n{settings}'
+                    f'sts = "{tmp / "sts.epd"}"\nopenings = "{tmp / "openings"}"\nheads_positions = 3\nlimit = 2\nsame_positions = true\n{settings}'
                     f'[paper]\nsource = "a paper"\nscale = "a scale"\nfinding = "a finding."\n\n' + "\n".join(blocks))
     return path
 
@@ -90,6 +93,7 @@ def _cli(*argv: str) -> tuple[int, str, str]:
 
 
 def test_runs_resumes_measures_and_tabulates(tmp_path):
+    require_stockfish()  # the match's opponent
     path = _ablation(tmp_path, _dataset(tmp_path / "data"))
     cfg = load_ablation(path)
     # An interrupted run: three of the six steps, its state in runs/cf-absolute; mark its history.
@@ -106,8 +110,10 @@ def test_runs_resumes_measures_and_tabulates(tmp_path):
     for v in cfg.variants:
         assert (cfg.store / f"{v.name}.safetensors").exists() and (cfg.store / f"{v.name}.md").exists()
     assert not (cfg.store / "cb-bc" / "value_quality.json").exists()  # a cloning net has no value
-    for measure in ("puzzles", "sts", "metrics", "value_quality", "value_sanity", "heads"):
+    for measure in ("puzzles", "sts", "metrics", "value_quality", "value_sanity", "heads", "match"):
         assert (cfg.store / "cf-absolute" / f"{measure}.json").exists(), measure
+    match = json.loads((cfg.store / "cb-bc" / "match.json").read_text())
+    assert match["games"] == 2 and match["b"] == "stockfish-1350"
     report = _cli("report", "--model", str(cfg.store / "cf-absolute.safetensors"))[1]
     assert "/2)" in report  # the attached puzzles result: 2 puzzles
 
@@ -116,6 +122,7 @@ def test_runs_resumes_measures_and_tabulates(tmp_path):
     assert len(rows) == 2 and "no value head" in rows[1] and "not measured" not in doc
     puzzles = json.loads((cfg.store / "cb-bc" / "puzzles.json").read_text())
     assert f"({puzzles['solved']}/2)" in rows[1]
+    assert f"+{match['wins']} ={match['draws']} -{match['losses']}" in rows[1] and "| L0: " in rows[1]
     assert (cfg.doc.parent / "img" / "ablation-tiny.png").stat().st_size > 0
     assert "Training positions: 36, 36 with action values" in doc
 

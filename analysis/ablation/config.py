@@ -9,7 +9,11 @@ from pathlib import Path
 from analysis.tomlconfig import check_settings, read_toml
 from analysis.train.config import TrainConfig, load_config
 
-MEASURES = ("puzzles", "sts", "metrics", "value_quality", "value_sanity", "heads")
+MEASURES = ("puzzles", "sts", "metrics", "value_quality", "value_sanity", "heads", "match")
+# The cards' match: 100 games against Stockfish limited to UCI_Elo 1350, from ECO openings (``limit``: that many games).
+MATCH_OPPONENT = "stockfish:elo=1350,movetime=0.02"
+MATCH_GAMES = 100
+MATCH_MAX_PLIES = 300
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,7 @@ class AblationConfig:
     doc: Path = Path("docs/ablations.md")
     puzzles: Path = Path("../shared/data/puzzles/lichess_puzzles_1000.csv")
     sts: Path = Path("../shared/data/suites/sts_v3.epd")
+    openings: Path = Path("../shared/data/openings")  # the match's ECO openings
     parallel: int = 2  # variants trained (and commands measured) at once, one torch thread each
     threads: int = 1
     heads_positions: int = 256  # the head atlas's sample (all of it by default)
@@ -73,7 +78,7 @@ def load_ablation(path: str | Path) -> AblationConfig:
         paper = Paper(**raw.pop("paper"))
     except (KeyError, TypeError) as exc:
         raise ValueError(f"{path}: bad variant or paper table: {exc}") from None
-    for key in ("data", "store", "doc", "puzzles", "sts"):
+    for key in ("data", "store", "doc", "puzzles", "sts", "openings"):
         if key in raw:
             raw[key] = Path(raw[key])
     if "measures" in raw:

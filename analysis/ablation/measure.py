@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from analysis.ablation.config import AblationConfig, Variant
+from analysis.ablation.config import MATCH_GAMES, MATCH_MAX_PLIES, MATCH_OPPONENT, AblationConfig, Variant
 from analysis.ablation.jobs import Job
 from analysis.models import get_family
 
@@ -49,6 +49,9 @@ def measure_argv(cfg: AblationConfig, variant: Variant, measure: str) -> list[st
         return ["value-sanity", "--model", model, "--threads", threads, "--json"]
     if measure == "heads":
         return ["heads", "--model", model, "--positions", str(cfg.heads_positions), "--causal", "--json"]
+    if measure == "match":
+        return ["match", "--a", f"{model}:{algo}", "--b", MATCH_OPPONENT, "--games", str(cfg.limit or MATCH_GAMES),
+                "--max-plies", str(MATCH_MAX_PLIES), "--openings", str(cfg.openings), "--json"]
     raise ValueError(f"unknown measure {measure!r}")
 
 
@@ -77,4 +80,5 @@ def load_results(cfg: AblationConfig, variant: Variant) -> dict[str, dict]:
 def metric_names(variant: Variant) -> dict[str, str]:
     """Measure -> the name ``attach-metrics`` stores it under (the shipped cards' names)."""
     return {"puzzles": f"puzzles_{variant.algo}", "sts": f"sts_{variant.algo}", "metrics": f"metrics_{variant.algo}",
-            "value_quality": "value_quality", "value_sanity": "value_sanity", "heads": "head_atlas"}
+            "value_quality": "value_quality", "value_sanity": "value_sanity", "heads": "head_atlas",
+            "match": f"match_{variant.algo}_vs_sf1350"}

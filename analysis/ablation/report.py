@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from analysis.ablation.config import AblationConfig  # noqa: E402
 from analysis.ablation.measure import export_path, measure_argv  # noqa: E402
-from analysis.ablation.summary import (Summary, atlas_cells, metrics_cells, puzzles_cell, sts_cell,  # noqa: E402
+from analysis.ablation.summary import (Summary, atlas_cells, match_cell, metrics_cells, puzzles_cell, sts_cell,  # noqa: E402
                                        summarise, training_cell, val_loss_cell, value_cell)
 
 NOT_MEASURED = "not measured"
@@ -62,6 +62,8 @@ def _cells(cfg: AblationConfig, s: Summary) -> list[str]:
         row.append("no value head" if no_value else value_cell(s) or NOT_MEASURED)
     if "heads" in cfg.measures:
         row.extend(atlas_cells(s) or (NOT_MEASURED, NOT_MEASURED))
+    if "match" in cfg.measures:
+        row.append(match_cell(s) or NOT_MEASURED)
     return row
 
 
@@ -73,7 +75,9 @@ def _header(cfg: AblationConfig) -> list[str]:
     if {"value_quality", "value_sanity"} & set(cfg.measures):
         head.append("value (test split; sanity suite)")
     if "heads" in cfg.measures:
-        head += ["labelled heads per layer (atlas)", "most important head (causal)"]
+        head += ["labelled heads per layer (atlas; from L0)", "most important head (causal)"]
+    if "match" in cfg.measures:
+        head.append("Elo vs Stockfish 1350 (95%); games")
     return head
 
 

@@ -85,9 +85,19 @@ def value_cell(s: Summary) -> str | None:
     return "; ".join(parts) or None
 
 
+def match_cell(s: Summary) -> str | None:
+    """The match against Stockfish 1350: Elo difference with its 95% interval, and the games' record."""
+    r = s.results.get("match")
+    if r is None:
+        return None
+    low, high = r["ci95"]
+    return f"{r['elo_diff']:+.0f} ({low:+.0f} to {high:+.0f}); +{r['wins']} ={r['draws']} -{r['losses']}"
+
+
 def atlas_cells(s: Summary) -> tuple[str, str] | None:
-    """Labelled heads per layer (``L1: 2 of 8 (movement x2)``) and the head whose removal moves the
-    policy most (the causal atlas's mean KL; the score change for a value-only net)."""
+    """Labelled heads per layer (``L0: 2/8 (movement x2)``) and the head whose removal moves the
+    policy most (the causal atlas's mean KL; the score change for a value-only net). Layers and heads
+    count from 0, as everywhere on the site."""
     r = s.results.get("heads")
     if r is None:
         return None
@@ -95,7 +105,7 @@ def atlas_cells(s: Summary) -> tuple[str, str] | None:
     for i, row in enumerate(r["labels"]):
         found = Counter(label for label in row if label != UNLABELLED)
         named = ", ".join(f"{k} x{n}" if n > 1 else k for k, n in sorted(found.items()))
-        layers.append(f"L{i + 1}: {sum(found.values())}/{len(row)}" + (f" ({named})" if named else ""))
+        layers.append(f"L{i}: {sum(found.values())}/{len(row)}" + (f" ({named})" if named else ""))
     return "; ".join(layers), _most_important(r)
 
 
@@ -106,4 +116,4 @@ def _most_important(r: dict) -> str:
     if grid is None:
         return "not computed"
     layer, head = max(((l, h) for l in range(len(grid)) for h in range(len(grid[l]))), key=lambda lh: grid[lh[0]][lh[1]])
-    return f"L{layer + 1} H{head + 1} {r['labels'][layer][head]}, {what} {grid[layer][head]:.3f}"
+    return f"L{layer} H{head} {r['labels'][layer][head]}, {what} {grid[layer][head]:.3f}"
