@@ -174,3 +174,14 @@ def test_material_and_network_keys_digest_alike():
     board = chess.Board()
     assert key_digest(MaterialEvaluator.cache_key(board)) != key_digest(get_encoding(INPUT_FORMAT).position_key(board))
     assert len(key_digest(b"x")) == 64
+
+
+def test_each_familys_about_is_the_one_the_site_reads_without_it():
+    """``get_about`` (torch-free, for the web process) finds the very object each family carries."""
+    from analysis.models import FAMILIES, get_about, get_family
+
+    for name in FAMILIES:
+        assert get_about(name) is get_family(name).about, name
+    assert get_about("giraffe").default_search == "probability" and get_about("lc0-resnet").lc0_search
+    with pytest.raises(ValueError, match="unknown model family"):
+        get_about("no-such-family")

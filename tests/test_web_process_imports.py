@@ -5,6 +5,7 @@ and the ``serve`` command) and reports which of torch's importers, if any, ran."
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -36,3 +37,39 @@ def test_the_web_process_serves_without_importing_torch():
     done = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]
     assert done.stdout.startswith("views ") and int(done.stdout.split()[1]) > 20
+
+
+WATCH = PROBE.split("import django")[0].replace("sys.meta_path.insert(0, TorchWatch())", "")
+PAGES = WATCH + """
+import django
+django.setup()
+from django.core.management import call_command
+call_command("migrate", interactive=False, verbosity=0)  # serve's work (a data migration reads checkpoints)
+from webapp.networks.models import Network
+from webapp.networks.registry import ensure_material_network
+ensure_material_network()
+for i, family in enumerate(["giraffe", "lc0-resnet", "lc0-attention", "chessformer", "chessbench", "alphagateau"]):
+    Network.objects.create(name=f"net-{family}", family=family, checksum=f"{i:064d}", status=Network.Status.READY,
+                           trained=True, capabilities={"policy": True, "value": True, "wdl": False,
+                                                        "action_values": False, "attention": None})
+for name in [m for m in sys.modules if m == "torch" or m.startswith(("torch.", "analysis.models."))]:
+    del sys.modules[name]  # what migrate loaded: the web server's process starts without it
+sys.meta_path.insert(0, TorchWatch())
+from django.test import Client
+client = Client(HTTP_HOST="127.0.0.1")
+for url in ["/", "/networks/net-giraffe/", "/api/networks/", "/api/"]:
+    status = client.get(url).status_code
+    print(url, status)
+    assert status == 200, url
+print("pages ok")
+"""
+
+
+def test_the_pages_that_name_networks_read_their_families_without_torch(tmp_path):
+    """The home form, a network's page and the API say each family's default search, shown value and
+    reasons (``analysis.models.get_about``) without loading a family's model code. (The networks list
+    loads it: its ablation sections read the variants' training configs.)"""
+    env = {**os.environ, "SIGHTLINE_VAR_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "webapp.settings"}
+    env.pop("DATABASE_URL", None)
+    done = subprocess.run([sys.executable, "-c", PAGES], cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0 and "pages ok" in done.stdout, done.stdout + done.stderr[-3000:]

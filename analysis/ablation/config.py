@@ -68,6 +68,25 @@ class AblationConfig:
         raise ValueError(f"{self.name}: no variant {name!r} (known: {', '.join(v.name for v in self.variants)})")
 
 
+@dataclass(frozen=True)
+class AblationOutline:
+    """An ablation file's name, title and variants' names: what lists its networks (the site's picker),
+    read without loading the variants' training configs, whose check imports the model families."""
+
+    name: str
+    title: str
+    variants: tuple[str, ...]
+
+
+def read_outline(path: str | Path) -> AblationOutline:
+    """The outline of an ablation file; ValueError when it has no name, title or named variants."""
+    raw = read_toml(path)
+    try:
+        return AblationOutline(str(raw["name"]), str(raw["title"]), tuple(str(v["name"]) for v in raw["variants"]))
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"{path}: bad ablation file: {exc}") from None
+
+
 def load_ablation(path: str | Path) -> AblationConfig:
     """Parse and check an ablation file; every variant's training config must load too."""
     raw = read_toml(path)

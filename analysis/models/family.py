@@ -15,7 +15,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from analysis.displayed_value import STATIC, DisplayedValue
+from analysis.displayed_value import DisplayedValue
+from analysis.models.about import PLAIN, FamilyAbout
 from analysis.evaluator import Capabilities, Evaluation
 
 __all__ = ["Capabilities", "Importer", "ModelFamily", "logits_softmax"]
@@ -89,24 +90,33 @@ class ModelFamily:
     # ``evaluate(boards, temperature=)`` (what decode gives) and ``value(board)`` (the value in
     # [-1, 1] for the side to move, without the policy).
     cpu_kernel: Callable[..., Any] | None = None
-    # The search the site runs when a user names none (None: the site's own default), for a family
-    # that brings a search made for its networks: a search name of ``analysis.search_catalogue``.
-    default_search: str | None = None
-    # Why its networks have no attention maps, in a sentence the site shows where the explorer and
-    # the head atlas would be ("": the site's generic "has no attention maps").
-    no_attention_reason: str = ""
     # The lens (``analysis.lens``): lens(model, encoding) -> its ``analysis.models.lens.LensAdapter``, built by
     # the family's own ``lens`` module; None with ``no_lens_reason`` saying why it cannot be taken apart.
     lens: Callable[[nn.Module, Any], Any] | None = None
     no_lens_reason: str = ""
-    # lc0's own search can run its networks (written back in lc0's format by ``analysis.models.lc0.convert.export``):
-    # the site's "compare with lc0". Where it cannot, ``no_lc0_reason`` may say why in a sentence.
-    lc0_search: bool = False
-    no_lc0_reason: str = ""
-    # The value the site shows for a position (the evaluation lane, its graph, the network's marks):
-    # ``analysis.displayed_value``'s STATIC (one forward pass) or QUIESCENCE (for networks that were
-    # only ever read at the quiet leaves of a search).
-    displayed_value: DisplayedValue = STATIC
+    # What the site says of its networks without loading them (its default search, shown value, why no
+    # attention maps, lc0's search): the torch-free object ``analysis.models.get_about`` also finds.
+    about: FamilyAbout = PLAIN
+
+    @property
+    def default_search(self) -> str | None:
+        return self.about.default_search
+
+    @property
+    def no_attention_reason(self) -> str:
+        return self.about.no_attention_reason
+
+    @property
+    def lc0_search(self) -> bool:
+        return self.about.lc0_search
+
+    @property
+    def no_lc0_reason(self) -> str:
+        return self.about.no_lc0_reason
+
+    @property
+    def displayed_value(self) -> DisplayedValue:
+        return self.about.displayed_value
 
     def weights_config(self, config: Any) -> Any:
         """``config`` without its ``weightless_fields``: equal for interchangeable weights."""

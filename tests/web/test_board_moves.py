@@ -77,6 +77,8 @@ def check_readable_evaluation(page) -> None:
         assert page.inner_text("#eval-big") == engine and page.inner_text("#eval-big-label") == "Stockfish"
     assert page.inner_text("#evalbar-label") == page.inner_text("#eval-big")
     assert "for White" in page.inner_text("#wdl-text") and "for White" in page.inner_text("#search-info")
+    # The WDL bar is the network's, whichever figure heads the page: its words say so.
+    assert page.inner_text("#wdl-text").startswith(page.evaluate("window.__sightline.page.network.name") + ": ")
 
 
 def test_drag_click_promote_and_pv_lines(live_site, browser):  # noqa: F811

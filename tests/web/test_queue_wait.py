@@ -5,6 +5,7 @@ status (the page's snapshot, the websocket and the API) and on the page."""
 from __future__ import annotations
 
 import pytest
+from django.db.models import F
 
 from tests.web.conftest import OPERA_GAME
 from tests.web.test_browser import browser  # noqa: F401 - fixture: Chromium
@@ -105,4 +106,7 @@ def test_the_queued_page_says_behind_what_and_how_long(live_server, transactiona
     page.wait_for_function("document.getElementById('eta').textContent.includes('queued behind')")
     assert page.text_content("#eta") == "queued behind 1 analysis, about 34 s"
     assert page.text_content("#job-status") == "queued"
+    # Nothing is pushed while a job waits: the page asks again, and a longer wait ahead shows.
+    AnalysisJob.objects.filter(status=AnalysisJob.Status.RUNNING).update(searched=F("total_positions") - 30)
+    page.wait_for_function("document.getElementById('eta').textContent.includes('about 2 min')", timeout=30_000)
     assert errors == []

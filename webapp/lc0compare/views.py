@@ -35,10 +35,10 @@ COMPARISONS = OnDemand(Lc0Comparison, "sightline.compare_lc0", LIMITS["lc0"], "t
 
 def runs_in_lc0(network) -> tuple[bool, str]:
     """Whether lc0's own search can run ``network``, and the family's reason when it cannot ("" if none)."""
-    family = network.model_family
-    if family is not None and family.lc0_search:
+    about = network.about
+    if about is not None and about.lc0_search:
         return True, ""
-    return False, family.no_lc0_reason if family is not None else ""
+    return False, about.no_lc0_reason if about is not None else ""
 
 
 def panel_settings(job) -> dict | None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from analysis.ablation.config import AblationConfig, Variant, load_ablation
+from analysis.ablation.config import AblationConfig, AblationOutline, Variant, load_ablation, read_outline
 from analysis.ablation.measure import has_value, metric_names
 from analysis.ablation.summary import Summary, metrics_cells, summarise, training_cell
 from analysis.heads.patterns import UNLABELLED
@@ -54,9 +54,16 @@ def variant_files(weights_dir: Path | None = None) -> list[tuple[str, Path]]:
 def load_ablations() -> list[AblationConfig]:
     """Every ``*.toml`` of ``SIGHTLINE_ABLATIONS_DIR`` (by file name), its store moved under the site's
     weights folder; an unreadable one is logged and left out. Parsed again only when a TOML under that
-    folder changes (the home page asks on every request)."""
+    folder changes."""
     directory = Path(settings.SIGHTLINE_ABLATIONS_DIR)
     return list(_parsed(directory, Path(settings.SIGHTLINE_WEIGHTS_DIR), _stamp(directory)))
+
+
+def load_outlines() -> list[AblationOutline]:
+    """The same files' names, titles and variant names only (``read_outline``): what the home picker,
+    asked on every request, needs, read without the model families (and torch)."""
+    directory = Path(settings.SIGHTLINE_ABLATIONS_DIR)
+    return list(_outlined(directory, _stamp(directory)))
 
 
 def _stamp(directory: Path) -> tuple:
@@ -84,10 +91,21 @@ def _parsed(directory: Path, weights_dir: Path, stamp: tuple) -> tuple[AblationC
     return tuple(configs)
 
 
-def variant_groups(configs: list[AblationConfig] | None = None) -> dict[str, str]:
+@lru_cache(maxsize=4)
+def _outlined(directory: Path, stamp: tuple) -> tuple[AblationOutline, ...]:
+    outlines = []
+    for path in sorted(directory.glob("*.toml")):
+        try:
+            outlines.append(read_outline(path))
+        except (OSError, ValueError) as exc:
+            log.warning("ablation config %s cannot be read: %s", path, exc)
+    return tuple(outlines)
+
+
+def variant_groups(configs: list[AblationConfig] | list[AblationOutline] | None = None) -> dict[str, str]:
     """Network name -> the picker's group label (``Ablation variants: <title>``) for every variant file;
     a store without a TOML is labelled with its folder's name."""
-    titles = {cfg.name: cfg.title for cfg in (load_ablations() if configs is None else configs)}
+    titles = {cfg.name: cfg.title for cfg in (load_outlines() if configs is None else configs)}
     return {name: f"Ablation variants: {titles.get(path.parent.name, path.parent.name)}"
             for name, path in variant_files()}
 
@@ -161,10 +179,10 @@ def picker_groups(offered) -> tuple[list, list[tuple[str, list]]]:
     """The home picker's networks: (the shipped ones, [(group label, its variants)]). The variants come
     after the shipped networks, one group per ablation, in the networks page's order (ablations by file
     name, variants in their config's order; a store without a config after them, by name)."""
-    configs = load_ablations()
-    groups = variant_groups(configs)
-    order = {variant_network_name(cfg.name, v.name): i for i, (cfg, v) in
-             enumerate((cfg, v) for cfg in configs for v in cfg.variants)}
+    outlines = load_outlines()
+    groups = variant_groups(outlines)
+    order = {variant_network_name(cfg.name, variant): i for i, (cfg, variant) in
+             enumerate((cfg, variant) for cfg in outlines for variant in cfg.variants)}
     shipped, grouped = [], {}
     for network in sorted(offered, key=lambda n: (n.name in groups, order.get(n.name, len(order)), n.name)):
         label = groups.get(network.name)

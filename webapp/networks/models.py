@@ -11,14 +11,14 @@ from django.db import models
 from analysis.displayed_value import STATIC, DisplayedValue
 from analysis.encoding import get_encoding
 from analysis.evaluator import Capabilities, MaterialEvaluator, key_digest
-from analysis.models import get_family, importer_for
+from analysis.models import get_about, importer_for
 from analysis.search_catalogue import DEFAULT_SEARCH, SEARCHES
 from webapp.networks.figures import Strength, strength
 from webapp.networks.one_agent import puzzle_agent, with_one_agent
 from webapp.networks.value_sanity import ValueSanity, read_value_sanity
 
-if TYPE_CHECKING:  # a family's module imports torch, which the web process need not load
-    from analysis.models.family import ModelFamily
+if TYPE_CHECKING:
+    from analysis.models.about import FamilyAbout
 
 
 def checkpoint_upload_path(instance: "Network", filename: str) -> str:
@@ -124,13 +124,13 @@ class Network(models.Model):
         return Capabilities.from_dict(self.capabilities or {})
 
     @property
-    def model_family(self) -> ModelFamily | None:
-        """The registered family of a checkpoint; None for the material baseline (no family) and
-        for a family this version of the site does not know."""
+    def about(self) -> FamilyAbout | None:
+        """What its family says of its networks (read without loading the family or torch); None for
+        the material baseline (no family) and for a family this version of the site does not know."""
         if self.kind != self.Kind.CHECKPOINT:
             return None
         try:
-            return get_family(self.family)
+            return get_about(self.family)
         except ValueError:
             return None
 
@@ -138,8 +138,8 @@ class Network(models.Model):
     def default_search(self) -> str:
         """The search run when a user names none: the family's own, else the site's default
         (also when this network lacks the policy head the family's search needs)."""
-        family = self.model_family
-        name = family.default_search if family is not None else None
+        about = self.about
+        name = about.default_search if about is not None else None
         if name not in SEARCHES or (SEARCHES[name].needs_policy and not self.caps.policy):
             return DEFAULT_SEARCH
         return name
@@ -148,15 +148,15 @@ class Network(models.Model):
     def displayed_value(self) -> DisplayedValue:
         """How the value shown for a position is made: the family's policy (``analysis.displayed_value``);
         the network's output as it is for the material baseline and an unknown family."""
-        family = self.model_family
-        return family.displayed_value if family is not None else STATIC
+        about = self.about
+        return about.displayed_value if about is not None else STATIC
 
     @property
     def no_attention_reason(self) -> str:
         """Why it has no attention maps, in the family's words ("" when it has maps or the family
         gives no reason: the pages then say so generically)."""
-        family = self.model_family
-        return family.no_attention_reason if family is not None and self.caps.attention is None else ""
+        about = self.about
+        return about.no_attention_reason if about is not None and self.caps.attention is None else ""
 
     def position_key(self, board: chess.Board) -> str:
         """The key of what this network sees at ``board``, from the board alone: equal to the

@@ -3,9 +3,9 @@ the probability-limited search by default, and the quiescence value shown as a p
 
 from __future__ import annotations
 
-from analysis.displayed_value import QUIESCENCE
 from analysis.encoding.giraffe import NAME as ENCODING
 from analysis.models.family import Capabilities, ModelFamily
+from analysis.models.giraffe.about import ABOUT
 from analysis.models.giraffe.config import PRESETS, GiraffeConfig
 from analysis.models.giraffe.decoding import decode
 from analysis.models.giraffe.lens import GiraffeLens
@@ -37,11 +37,6 @@ FAMILY = ModelFamily(
     losses=giraffe_losses,
     default_preset="giraffe-2015",
     cpu_kernel=compiled_kernel,
-    default_search="probability",
-    lens=GiraffeLens,  # Lai's probability-limited search, which the networks were trained in
-    no_attention_reason=("Giraffe's networks are plain multilayer perceptrons over hand-designed features: "
-                         "they have no attention, so there are no maps to show."),
-    # Lai's engine reads its evaluator only at quiescence leaves (and TD-Leaf trains it there): mid-exchange
-    # static values were never its job, so the site shows the quiescence value.
-    displayed_value=QUIESCENCE,
+    lens=GiraffeLens,
+    about=ABOUT,  # the probability-limited search by default; the quiescence value shown; no attention
 )

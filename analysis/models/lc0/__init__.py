@@ -21,16 +21,30 @@ One module per part, as lczero-training splits its model:
 ``presets``         named shapes: ``maia``, ``bt-tiny``, ``bt-small``, ``bt4``
 ``agreement``       how far the port is from lc0's own outputs (docs/lc0.md)
 ``family``          the two registered families and their ``.pb.gz`` importer
+``about``           what the site says of their networks, without torch
 ==================  ==========================================================
 
 Families: ``lc0-resnet`` and ``lc0-attention``. Every bad input raises
 ``analysis.errors.CheckpointError`` naming the problem.
 """
 
-from analysis.models.lc0.convert.load import from_lc0, load_lc0
-from analysis.models.lc0.convert.reader import read_net
-from analysis.models.lc0.evaluate import Lc0Answer, evaluate_boards
-from analysis.models.lc0.model import ATTENTION, FAMILIES, RESNET, build
+from __future__ import annotations
 
-__all__ = ["ATTENTION", "FAMILIES", "Lc0Answer", "RESNET", "build", "evaluate_boards", "from_lc0", "load_lc0",
-           "read_net"]
+import importlib
+
+# The package's public names, imported on first use (PEP 562): ``about`` (what the site shows of these
+# networks) is read by the web process, which must not load torch through this package.
+_EXPORTS = {
+    "from_lc0": "analysis.models.lc0.convert.load", "load_lc0": "analysis.models.lc0.convert.load",
+    "read_net": "analysis.models.lc0.convert.reader",
+    "Lc0Answer": "analysis.models.lc0.evaluate", "evaluate_boards": "analysis.models.lc0.evaluate",
+    "ATTENTION": "analysis.models.lc0.model", "FAMILIES": "analysis.models.lc0.model",
+    "RESNET": "analysis.models.lc0.model", "build": "analysis.models.lc0.model",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 
 from analysis.models.family import Capabilities, Importer, ModelFamily
+from analysis.models.lc0.about import ATTENTION_ABOUT, RESNET_ABOUT
 from analysis.models.lc0.config import AttentionConfig, ResNetConfig
 from analysis.models.lc0.convert import convert, import_net
 from analysis.models.lc0.decoding import decode
@@ -44,9 +45,6 @@ def _family(name: str, config_type: type, build, presets: dict, default: str, **
         default_preset=default, encoding_for=encoding_for, importer=IMPORTER, **more)
 
 
-RESNET_FAMILY = _family(RESNET, ResNetConfig, Lc0ResNet, RESNET_PRESETS, "maia", lens=ResNetLens, no_attention_reason=(
-    "lc0's classical networks are convolutional residual networks: they have no attention, "
-    "so there are no maps to show."), lc0_search=True)
+RESNET_FAMILY = _family(RESNET, ResNetConfig, Lc0ResNet, RESNET_PRESETS, "maia", lens=ResNetLens, about=RESNET_ABOUT)
 ATTENTION_FAMILY = _family(ATTENTION, AttentionConfig, Lc0Attention, ATTENTION_PRESETS, "bt-tiny", lens=AttentionLens,
-                           no_lc0_reason="Sightline writes only lc0's classical residual networks back in lc0's "
-                                         "format, so lc0's own search cannot be run on this attention network here.")
+                           about=ATTENTION_ABOUT)

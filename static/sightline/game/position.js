@@ -98,8 +98,8 @@ export class PositionPanel {
       ? `${over.termination[0].toUpperCase()}${over.termination.slice(1)}: ${over.result === "1-0" ? "White wins" : over.result === "0-1" ? "Black wins" : "draw"}` +
         (net == null ? "" : ` (the network, which never sees finished games, says ${pct1(net)} for White)`)
       : ws == null ? "waiting for the network…"
-      : wdl ? `White wins ${fmtPct(wdl[0])} · draw ${fmtPct(wdl[1])} · Black wins ${fmtPct(wdl[2])} · expected score ${pct1(ws)} for White`
-      : `expected score ${pct1(ws)} for White (no WDL head)`;
+      : wdl ? `${this.game.page.network.name}: White wins ${fmtPct(wdl[0])} · draw ${fmtPct(wdl[1])} · Black wins ${fmtPct(wdl[2])} · expected score ${pct1(ws)} for White`
+      : `${this.game.page.network.name}: expected score ${pct1(ws)} for White (no WDL head)`;
     if (!over && r.eval?.static_score != null) {
       $("wdl-text").textContent += ` · the network's value is its quiescence search's (${pct1(r.eval.score)}); its static evaluation says ${pct1(r.eval.static_score)}`;
     }

@@ -1,9 +1,11 @@
 // The job's status in the top bar: the status pill, the progress bar and its counts, the time
 // left, the Cancel button and the error box.
 import { fmtDuration, fmtNum } from "../lib/format.js";
+import { fetchState } from "../lib/requests.js";
 
 const FINISHED = ["done", "failed", "cancelled"];
 const RATE_WINDOW_MS = 60000;
+const WAIT_REFRESH_MS = 5000; // a queued job's "queued behind ..." is asked for again this often
 const $ = (id) => document.getElementById(id);
 
 export class JobStatus {
@@ -29,6 +31,21 @@ export class JobStatus {
     const err = $("error-box");
     err.hidden = !st.error;
     err.textContent = st.error ? `Analysis failed: ${st.error}` : "";
+    if (st.status === "queued") this.refreshWaitLater();
+  }
+
+  // Nothing is pushed while a job waits, so its wait (behind what, for about how long) is read again
+  // from the stored state until the job starts; the websocket's status messages take over then.
+  refreshWaitLater() {
+    if (this.waitTimer) return;
+    this.waitTimer = setTimeout(async () => {
+      try {
+        const state = await fetchState(this.game.page.urls.state);
+        if (state?.job && this.game.status.status === "queued") this.game.status = { ...this.game.status, waiting: state.job.waiting };
+      } catch { /* the next refresh, or the websocket, brings it */ }
+      this.waitTimer = null;
+      this.render();
+    }, WAIT_REFRESH_MS);
   }
 
   // Counts from the results merged so far (pushed plies arrive between status messages).
