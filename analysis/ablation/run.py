@@ -24,11 +24,11 @@ def run_ablations(ablations: Sequence[tuple[AblationConfig, str]], *, train: boo
     A lent GPU machine trains every variant at once (``parallel``) within its lease (``cap_minutes``) and
     stops there (``measure=False``); a rerun with ``train=False`` measures the kept exports elsewhere."""
     for cfg, path in ablations:
-        for data in {cfg.data, *(d for v in cfg.variants for d in v.train.datasets)}:
+        for data in _datasets_needed(cfg, train, measure):
             if not data.exists():
                 raise ValueError(f"{cfg.name}: dataset {data} not found: build it first ({path}'s header gives "
                                  "the commands)")
-        if cfg.same_positions:
+        if cfg.same_positions and train:
             coverage = check_same_positions(cfg)
             cfg.store.mkdir(parents=True, exist_ok=True)
             coverage_path(cfg).write_text(json.dumps(coverage, indent=2) + "\n")
@@ -48,3 +48,12 @@ def run_ablations(ablations: Sequence[tuple[AblationConfig, str]], *, train: boo
                 write_card(cfg, summarise(cfg, v), path)
         write_section(cfg, path)
     return sorted(set(unfinished + failed))
+
+
+def _datasets_needed(cfg: AblationConfig, train: bool, measure: bool) -> set:
+    """The datasets this run reads: every variant's for training; the test split's for a measurement still
+    to make on it (a rerun that only adds the match, say, needs none)."""
+    needed = {cfg.data, *(d for v in cfg.variants for d in v.train.datasets)} if train else set()
+    if measure and any(str(cfg.data) in job.argv for v in cfg.variants if keep(cfg, v) for job in measure_jobs(cfg, v)):
+        needed.add(cfg.data)
+    return needed
