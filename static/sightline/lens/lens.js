@@ -309,7 +309,7 @@ export class Lens {
     const rows = body.logit.map((row, l) => `<tr><th>L${l}</th>${row.map((v, h) => {
       const max = strongest && strongest[0] === l && strongest[1] === h;
       return v == null ? `<td class="lens-grid-cell" data-layer="${l}" data-head="${h}">–</td>` :
-        `<td class="lens-grid-cell${max ? " lens-grid-max" : ""}" data-layer="${l}" data-head="${h}" data-value="${v}" style="background:${diverging(v, span)}"
+        `<td class="lens-grid-cell${max ? " lens-grid-max" : ""}" data-layer="${l}" data-head="${h}" data-value="${v}" style="background:${diverging(v, span)};color:${Math.abs(v) > 0.6 * span ? "#fff" : "inherit"}"
         title="layer ${l} head ${h} removed: ${move}'s logit ${sign(v, 3)}${body.exact[l][h] ? "" : " (attribution estimate)"}${body.score && body.score[l][h] != null ? `, White's score ${sign(body.score[l][h], 3)}` : ""}${max ? " (the strongest)" : ""}">${body.exact[l][h] ? "" : "~"}${sign(v, 2)}</td>`;
     }).join("")}</tr>`).join("");
     const legend = `<div class="lens-legend" id="lens-grid-legend" data-span="${span}"><span>${sign(-span, 2)}</span>
