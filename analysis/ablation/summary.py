@@ -86,8 +86,9 @@ def value_cell(s: Summary) -> str | None:
 
 
 def atlas_cells(s: Summary) -> tuple[str, str] | None:
-    """Labelled heads per layer (``L1: 2 of 8 (movement x2)``) and the head whose removal moves the
-    policy most (the causal atlas's mean KL; the score change for a value-only net)."""
+    """Labelled heads per layer (``L0: 2/8 (bishop-moves x2)``) and the head whose removal moves the
+    policy most (the causal atlas's mean KL; the score change for a value-only net). Layers and heads
+    count from 0, as everywhere (docs/lens.md)."""
     r = s.results.get("heads")
     if r is None:
         return None
@@ -95,7 +96,7 @@ def atlas_cells(s: Summary) -> tuple[str, str] | None:
     for i, row in enumerate(r["labels"]):
         found = Counter(label for label in row if label != UNLABELLED)
         named = ", ".join(f"{k} x{n}" if n > 1 else k for k, n in sorted(found.items()))
-        layers.append(f"L{i + 1}: {sum(found.values())}/{len(row)}" + (f" ({named})" if named else ""))
+        layers.append(f"L{i}: {sum(found.values())}/{len(row)}" + (f" ({named})" if named else ""))
     return "; ".join(layers), _most_important(r)
 
 
@@ -106,4 +107,4 @@ def _most_important(r: dict) -> str:
     if grid is None:
         return "not computed"
     layer, head = max(((l, h) for l in range(len(grid)) for h in range(len(grid[l]))), key=lambda lh: grid[lh[0]][lh[1]])
-    return f"L{layer + 1} H{head + 1} {r['labels'][layer][head]}, {what} {grid[layer][head]:.3f}"
+    return f"L{layer} H{head} {r['labels'][layer][head]}, {what} {grid[layer][head]:.3f}"
