@@ -251,3 +251,20 @@ def test_the_training_cell_names_both_stages_of_a_continued_run():
            "init_from": {"steps": 4340, "hardware": "1 x NVIDIA H100 80GB HBM3"}}
     assert training_cell(Summary(cfg.variants[0], two, {}, {})) == \
         "4,340 steps on 1 x NVIDIA H100 80GB HBM3, then 7,660 steps x 256, 50.0 min on CPU (x86_64, 2 threads)"
+
+
+def test_the_atlas_cells_count_layers_and_heads_from_0():
+    """The table's atlas columns use the site's one numbering: L0 is the first layer, and the most
+    important head is named by the indices under which the stored atlas holds it."""
+    import re
+
+    from analysis.ablation.summary import Summary, atlas_cells
+
+    cfg = load_ablation(ROOT / "configs" / "ablations" / "cf-position.toml")
+    shaw = next(v for v in cfg.variants if v.name == "shaw")
+    heads = json.loads((cfg.store / "shaw" / "heads.json").read_text())
+    per_layer, most = atlas_cells(Summary(shaw, {}, {}, {"heads": heads}))
+    assert [cell.split(":")[0] for cell in per_layer.split("; ")] == [f"L{i}" for i in range(heads["layers"])]
+    layer, head, label = re.match(r"L(\d+) H(\d+) (\S+),", most).groups()
+    kl = heads["importance"]["kl"]
+    assert kl[int(layer)][int(head)] == max(max(row) for row in kl) and heads["labels"][int(layer)][int(head)] == label

@@ -95,9 +95,9 @@ def match_cell(s: Summary) -> str | None:
 
 
 def atlas_cells(s: Summary) -> tuple[str, str] | None:
-    """Labelled heads per layer (``L0: 2/8 (movement x2)``) and the head whose removal moves the
+    """Labelled heads per layer (``L0: 2/8 (bishop-moves x2)``) and the head whose removal moves the
     policy most (the causal atlas's mean KL; the score change for a value-only net). Layers and heads
-    count from 0, as everywhere on the site."""
+    count from 0, as everywhere (docs/lens.md)."""
     r = s.results.get("heads")
     if r is None:
         return None

@@ -147,6 +147,14 @@ def test_show_me_refuses_bad_input(client, atlas_network, params, status, messag
     assert response.status_code == status and message in response.json()["error"]
 
 
+def test_show_me_names_a_head_that_follows_no_pattern_from_0(client, atlas_network):
+    row = HeadAtlas.objects.get(network=atlas_network)
+    row.data["labels"][1][2] = "unlabelled"
+    row.save()
+    body = client.get(f"/networks/{atlas_network.name}/heads/show/", {"layer": 1, "head": 2, "fen": chess.STARTING_FEN}).json()
+    assert body["query"] is None and body["note"] == "L1 H2 follows none of the patterns"
+
+
 def test_show_me_before_the_atlas_is_ready(client, tiny_network):
     response = client.get(f"/networks/{tiny_network.name}/heads/show/", {"layer": 0, "head": 0, "fen": chess.STARTING_FEN})
     assert response.status_code == 409 and "not ready" in response.json()["error"]

@@ -72,7 +72,7 @@ def show_head(request: HttpRequest, name: str) -> JsonResponse:
     label = atlas.labels[l][h]
     if label not in PATTERNS:
         return JsonResponse({"label": label, "query": None, "squares": [],
-                             "note": f"layer {l + 1} head {h + 1} follows none of the patterns"})
+                             "note": f"L{l} H{h} follows none of the patterns"})
     shown = show_me(board, label)
     return JsonResponse({"label": label, "query": shown.query, "squares": shown.squares, "note": shown.note,
                          "patterns": pattern_table(board, label)})
