@@ -260,7 +260,9 @@ class FenPool(serializers.Serializer):
     index = serializers.IntegerField()
     unit = serializers.CharField(required=False, help_text="mlp (default).")
     top = serializers.IntegerField(required=False, help_text="1 to 32; default 8.")
-    fens = serializers.JSONField(help_text="A list of FENs, or one text with a FEN a line (at most 512).")
+    fens = serializers.JSONField(help_text="A list of FENs, or one text with a FEN a line (at most 512), each "
+                                              "checked as the home form's FEN (half-move clock 0 to 150, move number "
+                                              "1 to 10,000, a legal position).")
 
 
 class SearchLine(serializers.Serializer):

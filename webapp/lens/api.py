@@ -131,8 +131,8 @@ SCAN_RESPONSES = {**LENS_RESPONSES,
                   202: OpenApiResponse(schema.ScanPending, description="A worker scans the pool; `done` of `total` "
                                        "positions so far. Ask `poll` again after Retry-After."),
                   400: schema.error("The request is refused (an unknown layer or unit, a pool that is not atlas, game "
-                                    "or fens, a bad FEN, more than 512 FENs, a capability the network lacks); nothing "
-                                    "is stored or queued."),
+                                    "or fens, a FEN the position rules refuse, named as fens[i] or line n, more than "
+                                    "512 FENs, a capability the network lacks); nothing is stored or queued."),
                   404: schema.error("No such job, position or scan.")}
 
 
