@@ -127,6 +127,8 @@ class NetworkDetail(NetworkBrief):
     parameters = serializers.IntegerField()
     size_bytes = serializers.IntegerField()
     offered = serializers.BooleanField(help_text="Whether a job may use it now.")
+    withdrawn = serializers.CharField(allow_null=True, help_text="Why new computations on it are refused (withdrawn "
+                                      "by an admin or retired by serve), or null while it is offered or being checked.")
     status = serializers.CharField(help_text="checking, ready or rejected.")
     default = serializers.BooleanField(help_text="The site's default network (docs/site.md says the rule).")
     very_weak = serializers.BooleanField(help_text="Under 5% of the puzzles or more than 700 Elo below Stockfish 1350.")
@@ -321,3 +323,6 @@ def error(description: str) -> OpenApiResponse:
 
 
 NOT_FOUND = error("No such job (or position), or the address is not one of the API's.")
+# webapp.networks.lookup.out_of_service: the one refusal of new work on a withdrawn or retired network.
+WITHDRAWN = error("The network was withdrawn by an admin or retired by serve (the reason); nothing was stored or "
+                  "queued. What is already stored on it is still answered.")

@@ -25,6 +25,7 @@ class Attention(OpenRead):
                                                                     "Retry-After."),
                    400: schema.error("layer is not a number or not one of the network's layers."),
                    404: schema.error("No such job or position, or the network has no attention maps."),
+                   410: schema.WITHDRAWN,
                    429: schema.error("Too many new computations asked for; see Retry-After."),
                    503: schema.error("Computing the maps failed, or the queue is unavailable; see Retry-After.")})
     def get(self, request, job_id: str, node_id: int):
@@ -37,6 +38,7 @@ LENS_RESPONSES = {
     400: schema.error("The request is refused (an unknown layer, unit or move, an illegal move, a scale outside "
                       "[-4, 4], a capability the network lacks: the reason); nothing is stored or queued."),
     404: schema.error("No such job or position."),
+    410: schema.WITHDRAWN,
     429: schema.error("The analysis has too many lens computations queued; see Retry-After."),
     503: schema.error("Computing it failed (`retry`: ?retry=1 queues it again), or the queue is unavailable "
                       "and nothing was queued; see Retry-After.")}
