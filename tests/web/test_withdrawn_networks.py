@@ -157,6 +157,8 @@ def test_what_is_stored_is_still_answered(client, job, sent, monkeypatch):
     for page in (f"/jobs/{job.id}/", f"/api/jobs/{job.id}/", f"/jobs/{job.id}/review/", f"/api/jobs/{job.id}/nodes/1/"):
         assert client.get(page).status_code == 200, page
     assert LensResult.objects.count() == 1 and sent == ["sightline.compute_lens"]
+    page = client.get(f"/jobs/{job.id}/").content.decode()
+    assert 'id="network-withdrawn"' in page and ADMIN in page  # the page says why its tools refuse
 
 
 def test_the_lc0_comparison_is_refused(client, sent):
@@ -201,3 +203,17 @@ def test_the_networks_api_says_why(client, tiny_network):
     assert listed()["withdrawn"] is None and listed()["offered"] is True
     withdraw(tiny_network, retired="its file was moved to weights/retired/")
     assert listed()["withdrawn"] == RETIRED and listed()["offered"] is False
+
+
+def test_the_analyze_pgn_command_says_why(tiny_network, tmp_path):
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    path = tmp_path / "game.pgn"
+    path.write_text(SHORT_GAME)
+    withdraw(tiny_network)
+    with pytest.raises(CommandError, match=ADMIN):
+        call_command("analyze_pgn", str(path), "--network", tiny_network.name, "--json", stdout=StringIO())
+    assert not AnalysisJob.objects.exists()

@@ -31,7 +31,7 @@ from webapp.jobs.searches import SEARCHES
 from webapp.jobs.variations import add_line
 from webapp.networks.atlas import ready_atlas
 from webapp.networks.figures import SCALE_NOTE
-from webapp.networks.lookup import in_service, out_of_service
+from webapp.networks.lookup import in_service, out_of_service, withdrawal
 from webapp.networks.models import Network
 from webapp.networks.picker import groups as picker_groups
 from webapp.ondemand.refused import Refused
@@ -156,6 +156,7 @@ def job_page(request: HttpRequest, job_id: str) -> HttpResponse:
     }
     valuer = "the material count" if job.network.kind == Network.Kind.MATERIAL else "the network"
     return render(request, "analyses/job.html", {"job": job, "network": job.network, "page": page,
+                                                  "withdrawn": withdrawal(job.network),
                                                   "owner": page["can_cancel"], "opening": game_opening(job.start_fen, job.nodes),
                                                   "piece_defs": _piece_defs(),
                                                   "judgement_legend": judgement_legend(job.search, valuer),
