@@ -74,7 +74,9 @@ BAD = [
     (["--grid", "e2e4"], "not a legal move"),
     (["--grid", "zz"], "not a UCI move"),
     (["--readout", "7.mlp"], "unknown readout point"),
-    (["--fen", "not a fen"], "bad FEN"),
+    (["--fen", "not a fen"], "--fen: invalid FEN"),
+    (["--fen", "4k3/8/8/8/8/8/4P3/4K3 w - - 151 1"], "half-move clock 151"),
+    (["--fen", "4k3/8/8/8/8/8/4P3/4K3 w - - 0 10001"], "move number 10,001"),
     (["--fen", "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1"], "no legal moves"),
     (["--neurons", "6"], "layer 6 is out of range"),
     (["--unit-map", "0:256"], "mlp 256 is out of range"),
@@ -103,7 +105,7 @@ def test_a_pool_file_is_read_as_the_site_reads_an_upload(capsys, tmp_path):
     pool.write_text(FEN + "\n8/8/8/8/8/8/8/8 w - - 0 1\n")
     code = main(["lens", "--model", _path("cf-small"), "--fen", FEN, "--where-else", "0:0", "--pool", str(pool)])
     out, err = capsys.readouterr()
-    assert code == 2 and out == "" and "FEN 2: illegal position" in err
+    assert code == 2 and out == "" and "line 2: illegal position" in err
 
 
 def test_a_network_without_the_capability_is_refused(capsys, state_value_net):

@@ -112,8 +112,9 @@ def test_a_grid_s_top_is_the_command_line_s_alone():
 
 def test_one_fen_list_reader():
     assert parse_fens("# a comment\n\n" + chess.Board().fen() + "\n") == [chess.Board().fen()]
-    for value, message in [([], "empty"), ([1], "list of FEN strings"), (["nope"], "FEN 1: invalid FEN"),
-                           ([chess.Board().fen(), "8/8/8/8/8/8/8/8 w - - 0 1"], "FEN 2: illegal position"),
+    for value, message in [([], "empty"), ([1], "list of FEN strings"), (["nope"], "fens[0]: invalid FEN"),
+                           ("# pool\n\nnope", "line 3: invalid FEN"),
+                           ([chess.Board().fen(), "8/8/8/8/8/8/8/8 w - - 0 1"], "fens[1]: illegal position"),
                            ([chess.Board().fen()] * (MAX_POOL + 1), f"at most {MAX_POOL}"),
                            (["7k/5Q2/6K1/8/8/8/8/8 b - - 0 1"], "no position of the list has a legal move")]:
         with pytest.raises(LensError, match=message.replace("[", r"\[")):

@@ -64,17 +64,17 @@ def _parse_unit(text: str, option: str = "--ablate") -> tuple[int, int]:
 
 
 def run_lens(args: argparse.Namespace) -> int:
-    import chess
-
     from analysis.checkpoint import CheckpointError, load_evaluator
     from analysis.lens import LensError, lens_for
     from analysis.lens.answers import answer
     from analysis.lens.description import describe_adapter
 
+    from analysis.positions import board_from_fen
+
     try:
-        board = chess.Board(args.fen)
+        board = board_from_fen(args.fen)  # the site's FEN rules
     except ValueError as exc:
-        raise CommandError(f"bad FEN: {exc}") from None
+        raise CommandError(f"--fen: {exc}") from None
     queries = _queries(args)
     try:
         evaluator = load_evaluator(args.model, device=args.device)

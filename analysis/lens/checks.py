@@ -92,24 +92,29 @@ def has_moves(board: chess.Board) -> None:
 def parse_fens(value) -> list[str]:
     """A list of positions: a JSON list of FENs or one text with a FEN a line (blank lines and lines
     starting with # are skipped), at most ``MAX_POOL``, each read as the site's form reads a FEN
-    (``analysis.positions.board_from_fen``), at least one with a legal move; normalised FENs."""
-    if isinstance(value, str):
-        lines = [line.strip() for line in value.splitlines()]
-        fens = [line for line in lines if line and not line.startswith("#")]
-    elif isinstance(value, list) and all(isinstance(x, str) for x in value):
-        fens = [x.strip() for x in value if x.strip()]
-    else:
-        raise LensError("fens must be a list of FEN strings or one text with a FEN a line")
-    if not fens:
+    (``analysis.positions.board_from_fen``), at least one with a legal move; normalised FENs.
+    A refused FEN is named by where it was: ``fens[i]`` in a list, ``line n`` in a text."""
+    placed = _placed_fens(value)
+    if not placed:
         raise LensError("the FEN list is empty")
-    if len(fens) > MAX_POOL:
-        raise LensError(f"the FEN list has {len(fens)} positions; at most {MAX_POOL} are scanned")
+    if len(placed) > MAX_POOL:
+        raise LensError(f"the FEN list has {len(placed)} positions; at most {MAX_POOL} are scanned")
     boards = []
-    for place, fen in enumerate(fens, start=1):
+    for place, fen in placed:
         try:
             boards.append(board_from_fen(fen))
         except ValueError as exc:
-            raise LensError(f"FEN {place}: {exc}") from None
+            raise LensError(f"{place}: {exc}") from None
     if not any(any(board.legal_moves) for board in boards):
         raise LensError("no position of the list has a legal move, so there is nothing to scan")
     return [board.fen() for board in boards]
+
+
+def _placed_fens(value) -> list[tuple[str, str]]:
+    """(where, FEN) for every FEN of a list or a text."""
+    if isinstance(value, str):
+        lines = enumerate((line.strip() for line in value.splitlines()), start=1)
+        return [(f"line {n}", line) for n, line in lines if line and not line.startswith("#")]
+    if isinstance(value, list) and all(isinstance(x, str) for x in value):
+        return [(f"fens[{i}]", x.strip()) for i, x in enumerate(value) if x.strip()]
+    raise LensError("fens must be a list of FEN strings or one text with a FEN a line")

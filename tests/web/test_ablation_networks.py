@@ -120,11 +120,12 @@ def test_a_variant_whose_file_is_removed_is_no_longer_offered_until_it_comes_bac
     register_variants(stores)  # the next start
     row = Network.objects.get(name="cf-position-shaw")
     assert not row.active and row.file  # kept for its jobs, with the site's copy of the file
+    assert row.retired == "its file is gone from its ablation's store"
     home = client.get("/").content.decode()
     assert 'value="cf-position-shaw"' not in home and 'value="cf-position-absolute"' in home
     kept.rename(shaw)
     register_variants(stores)
-    assert Network.objects.get(name="cf-position-shaw").active
+    assert Network.objects.get(name="cf-position-shaw").active and Network.objects.get(name="cf-position-shaw").retired == ""
 
 
 @pytest.mark.django_db

@@ -45,6 +45,11 @@ def post(client, url, body=None):
 @pytest.mark.parametrize("search, body, status, words", [
     ("policy", {"node": 0, "budget": 100}, 400, "no budget to raise"),
     ("mcts", {"node": 42, "budget": 100}, 404, "no position 42"),
+    ("mcts", {"budget": 100}, 400, "node is required"),  # was a 404 "no position None"
+    ("mcts", {"node": None, "budget": 100}, 400, "node is required"),
+    ("mcts", {"node": "0", "budget": 100}, 400, "node must be a whole number"),
+    ("mcts", {"node": True, "budget": 100}, 400, "node must be a whole number"),
+    ("mcts", {"node": [0], "budget": 100}, 400, "node must be a whole number"),
     ("mcts", {"node": 0, "budget": 0}, 400, "budget must be"),
     ("mcts", {"node": 0, "budget": 20_001}, 400, "budget must be"),
     ("mcts", {"node": 0, "budget": "lots"}, 400, "budget must be"),

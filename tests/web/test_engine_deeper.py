@@ -41,6 +41,10 @@ def post(client, url, body=None):
 
 @pytest.mark.parametrize("body, status, words", [
     ({"node": 42, "lines": 3, "budget": 1_000_000}, 404, "no position 42"),
+    ({"lines": 3, "budget": 1_000_000}, 400, "node is required"),
+    ({"node": None, "lines": 3, "budget": 1_000_000}, 400, "node is required"),
+    ({"node": "1", "lines": 3, "budget": 1_000_000}, 400, "node must be a whole number"),
+    ({"node": 1.5, "lines": 3, "budget": 1_000_000}, 400, "node must be a whole number"),
     ({"node": 0, "lines": 0, "budget": 1_000_000}, 400, "lines must be"),
     ({"node": 0, "lines": 6, "budget": 1_000_000}, 400, "lines must be"),
     ({"node": 0, "lines": "3", "budget": 1_000_000}, 400, "lines must be"),

@@ -19,8 +19,10 @@ from webapp.jobs.gameinput import board_for, parse_pgn
 from webapp.jobs.jobs import create_job
 from webapp.jobs.models import LensResult
 from analysis.lens.checks import MAX_POOL
+from analysis.positions import MAX_FULLMOVE_NUMBER, MAX_HALFMOVE_CLOCK
 from webapp.lens.tasks import compute_lens
 
+EDGE = "4k3/8/8/8/8/8/4P3/4K3 w - - {clock} {move}"
 POOL = ["r1bq1rk1/ppp2ppp/2np1n2/2b1p3/2B1P3/2NP1N2/PPP2PPP/R1BQ1RK1 w - - 0 7",
         "8/8/4k3/8/2K5/8/3P4/8 b - - 0 50",
         "4r1k1/pp3ppp/8/3q4/8/1P3Q2/P4PPP/4R1K1 b - - 3 25",
@@ -138,6 +140,14 @@ def test_where_else_over_an_uploaded_fen_list(client, job, sent, adapter):
     assert again.status_code == 200 and sent == [] and again.json()["top"] == body["top"]  # the same pool: cached
 
 
+def test_a_fen_list_at_the_position_rules_edges_is_queued(client, job, sent):
+    edges = [EDGE.format(clock=MAX_HALFMOVE_CLOCK, move=1), EDGE.format(clock=0, move=MAX_FULLMOVE_NUMBER)]
+    response = client.post(url(job, 0, "where-else"), data=json.dumps({"layer": 0, "index": 0, "fens": edges}),
+                           content_type="application/json")
+    assert response.status_code == 202 and len(sent) == 1, response.json()
+    assert LensResult.objects.get().request["fens"] == edges
+
+
 BAD_GETS = [
     ("neurons", "?layer=2", "layer 2 is out of range"),
     ("neurons", "", "layer is required"),
@@ -166,8 +176,16 @@ def test_a_bad_request_is_one_400_and_nothing_is_stored(client, job, sent, quant
 
 BAD_POSTS = [
     ({"layer": 0, "index": 0, "fens": POOL[:1] * (MAX_POOL + 1)}, 400, f"at most {MAX_POOL}"),
-    ({"layer": 0, "index": 0, "fens": ["not a fen"]}, 400, "fen 1"),
-    ({"layer": 0, "index": 0, "fens": [POOL[0], "8/8/8/8/8/8/8/8 w - - 0 1"]}, 400, "fen 2"),
+    ({"layer": 0, "index": 0, "fens": ["not a fen"]}, 400, "fens[0]: invalid fen"),
+    ({"layer": 0, "index": 0, "fens": [POOL[0], "8/8/8/8/8/8/8/8 w - - 0 1"]}, 400, "fens[1]: illegal position"),
+    # The issue's: a clock over 65,535 was answered 202 and failed in the worker; 10**30 was taken as a move number.
+    ({"layer": 0, "index": 0, "fens": [POOL[0], EDGE.format(clock=65_536, move=1)]}, 400, "fens[1]: the half-move clock 65536"),
+    ({"layer": 0, "index": 0, "fens": [EDGE.format(clock=MAX_HALFMOVE_CLOCK + 1, move=1)]}, 400, "fens[0]: the half-move clock 151"),
+    ({"layer": 0, "index": 0, "fens": [POOL[1], POOL[2], EDGE.format(clock=0, move=10 ** 30)]}, 400,
+     "fens[2]: the move number of 31 digits"),
+    ({"layer": 0, "index": 0, "fens": [EDGE.format(clock=0, move=MAX_FULLMOVE_NUMBER + 1)]}, 400, "move number 10,001"),
+    ({"layer": 0, "index": 0, "fens": [EDGE.format(clock=0, move=0)]}, 400, "fens[0]: the move number 0"),
+    ({"layer": 0, "index": 0, "fens": POOL[0] + "\n# next\n" + EDGE.format(clock=151, move=1)}, 400, "line 3: the half"),
     ({"layer": 0, "index": 0, "fens": []}, 400, "empty"),
     ({"layer": 0, "index": 0, "fens": POOL[3:]}, 400, "no position of the list has a legal move"),
     ({"layer": 0, "index": 0, "fens": [1, 2]}, 400, "list of fen strings"),

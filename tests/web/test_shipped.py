@@ -7,6 +7,7 @@ import torch
 
 from analysis.checkpoint import save_checkpoint
 from analysis.models.chessformer import PRESETS, Chessformer
+from webapp.networks.lookup import withdrawal
 from webapp.networks.models import Network
 from tests.conftest import ROOT
 from webapp.networks.shipped import STAND_IN_NAME, register_shipped
@@ -40,6 +41,9 @@ def test_a_trained_checkpoint_becomes_the_default_with_its_card(tmp_path, tiny_c
     assert default.name == "cf-small" and default.trained and not default.is_untrained
     assert default.card.startswith("# cf-small")
     assert not Network.objects.get(name=STAND_IN_NAME).active
+    assert withdrawal(Network.objects.get(name=STAND_IN_NAME)) == (
+        f"{STAND_IN_NAME} was retired by serve: a trained network is shipped, so the untrained stand-in is no "
+        "longer offered.")
     assert list(Network.objects.filter(active=True).values_list("name", flat=True))[0] == "cf-small"
 
 
@@ -60,6 +64,7 @@ def test_a_new_version_of_a_shipped_file_takes_its_name_and_the_old_one_is_kept(
     assert current.checksum == file_sha256(path) != first.checksum and current.is_default
     old = Network.objects.get(pk=first.pk)
     assert old.name == f"cf-small@{first.checksum[:12]}" and not old.active and not old.is_default
+    assert withdrawal(old) == f"{old.name} was retired by serve: cf-small.safetensors holds a new version, offered as cf-small."
     register_shipped(weights, tmp_path / "var")  # and a restart changes nothing
     assert Network.objects.filter(name__startswith="cf-small").count() == 2
 
@@ -78,6 +83,7 @@ def test_a_network_moved_to_retired_is_no_longer_offered(tmp_path, tiny_checkpoi
     register_shipped(weights, tmp_path / "var")  # the next start
     old = Network.objects.get(name="old-net")
     assert not old.active and not old.is_default and Network.objects.get(is_default=True).name != "old-net"
+    assert withdrawal(old) == "old-net was retired by serve: its file was moved to weights/retired/."
     assert Network.objects.get(name="cf-tiny").active
 
 

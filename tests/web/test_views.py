@@ -5,6 +5,7 @@ import uuid
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from analysis.positions import MAX_FULLMOVE_NUMBER, MAX_HALFMOVE_CLOCK
 from tests.web.conftest import OPERA_GAME, SHORT_GAME
 from webapp.jobs.models import AnalysisJob
 
@@ -101,6 +102,31 @@ def test_half_move_clock_beyond_any_game_is_refused(client):
                     "The half-move clock 65536 in FEN")
     tagged = '[SetUp "1"]\n[FEN "4k3/8/8/8/8/8/4P3/4K3 w - - 65536 1"]\n\n1. e4 *'
     assert_rejected(post(client, pgn=tagged), 400, "The half-move clock 65536 in the PGN&#x27;s FEN tag is over 150")
+
+
+EDGE = "4k3/8/8/8/8/8/4P3/4K3 w - - {clock} {move}"
+
+
+@pytest.mark.parametrize("clock, move", [(MAX_HALFMOVE_CLOCK, 1), (0, MAX_FULLMOVE_NUMBER), (0, 1)])
+def test_a_fen_at_the_position_rules_edges_is_analysed(client, monkeypatch, clock, move):
+    monkeypatch.setattr("workers.dispatch.send_task", lambda *a, **k: None)
+    assert post(client, fen=EDGE.format(clock=clock, move=move)).status_code == 302
+    assert AnalysisJob.objects.get().start_fen == EDGE.format(clock=clock, move=move)
+
+
+@pytest.mark.parametrize("clock, move, fragment", [
+    (MAX_HALFMOVE_CLOCK + 1, 1, "The half-move clock 151 in FEN"),
+    (0, MAX_FULLMOVE_NUMBER + 1, "The move number 10,001 in FEN"),
+    (0, 10 ** 30, "The move number of 31 digits in FEN"),
+    (0, 0, "The move number 0 in FEN"),
+])
+def test_a_fen_just_past_the_position_rules_is_refused(client, clock, move, fragment):
+    assert_rejected(post(client, fen=EDGE.format(clock=clock, move=move)), 400, fragment)
+
+
+def test_a_pgn_fen_tag_past_the_move_bound_is_refused(client):
+    tagged = f'[SetUp "1"]\n[FEN "{EDGE.format(clock=0, move=MAX_FULLMOVE_NUMBER + 1)}"]\n\n1. e4 *'
+    assert_rejected(post(client, pgn=tagged), 400, "The move number 10,001 in the PGN&#x27;s FEN tag is over 10,000")
 
 
 def test_variant(client):

@@ -127,6 +127,8 @@ class NetworkDetail(NetworkBrief):
     parameters = serializers.IntegerField()
     size_bytes = serializers.IntegerField()
     offered = serializers.BooleanField(help_text="Whether a job may use it now.")
+    withdrawn = serializers.CharField(allow_null=True, help_text="Why new computations on it are refused (withdrawn "
+                                      "by an admin or retired by serve), or null while it is offered or being checked.")
     status = serializers.CharField(help_text="checking, ready or rejected.")
     default = serializers.BooleanField(help_text="The site's default network (docs/site.md says the rule).")
     very_weak = serializers.BooleanField(help_text="Under 5% of the puzzles or more than 700 Elo below Stockfish 1350.")
@@ -260,7 +262,9 @@ class FenPool(serializers.Serializer):
     index = serializers.IntegerField()
     unit = serializers.CharField(required=False, help_text="mlp (default).")
     top = serializers.IntegerField(required=False, help_text="1 to 32; default 8.")
-    fens = serializers.JSONField(help_text="A list of FENs, or one text with a FEN a line (at most 512).")
+    fens = serializers.JSONField(help_text="A list of FENs, or one text with a FEN a line (at most 512), each "
+                                              "checked as the home form's FEN (half-move clock 0 to 150, move number "
+                                              "1 to 10,000, a legal position).")
 
 
 class SearchLine(serializers.Serializer):
@@ -319,3 +323,6 @@ def error(description: str) -> OpenApiResponse:
 
 
 NOT_FOUND = error("No such job (or position), or the address is not one of the API's.")
+# webapp.networks.lookup.out_of_service: the one refusal of new work on a withdrawn or retired network.
+WITHDRAWN = error("The network was withdrawn by an admin or retired by serve (the reason); nothing was stored or "
+                  "queued. What is already stored on it is still answered.")

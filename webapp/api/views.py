@@ -81,6 +81,8 @@ class SubmitJob(APIView):
                    401: schema.error("No credentials, or a token that is not valid."),
                    403: schema.error("A browser session without Django's CSRF token."),
                    413: schema.error("The PGN or the request body is over its limit."),
+                   410: schema.error("The network named was withdrawn by an admin or retired by serve (the "
+                                     "reason); nothing is saved."),
                    415: schema.error("A content type other than JSON, a form or multipart."),
                    503: schema.error("The analysis queue is unavailable; nothing was started. See Retry-After.")})
     def post(self, request):

@@ -32,6 +32,18 @@ def default_budget(search: str, job_budget: int) -> int:
     return min(spec.budget_max, max(spec.budget_min, larger))
 
 
+def position_id(job: AnalysisJob, node) -> int:
+    """A request's ``node``: missing or not a whole number is the request's fault (400), a number that is
+    none of the job's positions a 404."""
+    if node is None:
+        raise Refused("node is required: the id of the position to search (a whole number from 0).")
+    if isinstance(node, bool) or not isinstance(node, int):
+        raise Refused(f"node must be a whole number (a position's id from 0), not {str(node)[:20]!r}.")
+    if not 0 <= node < len(job.nodes):
+        raise Refused(f"This analysis has no position {node}.", status=404)
+    return node
+
+
 def start(job: AnalysisJob, node_id, budget) -> DeepSearch:
     """Check the request and queue the search: ``budget`` a number in the search's range, or
     "until-stopped" (nodes searches only; alpha-beta's depth always ends). When the broker cannot
@@ -40,8 +52,7 @@ def start(job: AnalysisJob, node_id, budget) -> DeepSearch:
     if spec is None or spec.fixed:
         raise Refused(f"The {job.search} search has no budget to raise; start an analysis with MCTS, "
                             f"Gumbel, probability or alpha-beta search to look deeper.")
-    if isinstance(node_id, bool) or not isinstance(node_id, int) or not 0 <= node_id < len(job.nodes):
-        raise Refused(f"This analysis has no position {node_id!r}.", status=404)
+    node_id = position_id(job, node_id)
     if job.nodes[node_id].get("outcome"):
         raise Refused("The game is over in this position: there is nothing to search.")
     if budget == "until-stopped":

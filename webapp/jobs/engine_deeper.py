@@ -16,7 +16,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from webapp.jobs.deeper import ACTIVE
+from webapp.jobs.deeper import ACTIVE, position_id
 from webapp.jobs.models import AnalysisJob, DeepSearch
 from webapp.ondemand.refused import Refused
 from workers import dispatch
@@ -44,8 +44,7 @@ LIMITS = EngineDeeperLimits()
 
 def _checked(job: AnalysisJob, node_id, lines, budget) -> tuple[int, int, int]:
     """(node, lines, budget nodes or 0 for until stopped), or ``Refused`` saying what is wrong."""
-    if isinstance(node_id, bool) or not isinstance(node_id, int) or not 0 <= node_id < len(job.nodes):
-        raise Refused(f"This analysis has no position {node_id!r}.", status=404)
+    node_id = position_id(job, node_id)
     if job.nodes[node_id].get("outcome"):
         raise Refused("The game is over in this position: there is nothing to search.")
     if isinstance(lines, bool) or not isinstance(lines, int) or not 1 <= lines <= LIMITS.max_lines:

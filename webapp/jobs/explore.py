@@ -16,7 +16,7 @@ from webapp.jobs.models import AnalysisJob
 from webapp.jobs.ownership import remember_owner, visible_jobs
 from webapp.ondemand.refused import Refused
 from webapp.jobs.searches import SEARCHES
-from webapp.networks.lookup import head_index, network_or_404
+from webapp.networks.lookup import head_index, network_or_404, out_of_service
 from webapp.networks.models import Network
 
 # The explorer's position when it is opened from the atlas: a Ruy Lopez middlegame with every
@@ -33,6 +33,9 @@ def explore_head(request: HttpRequest, name: str) -> HttpResponse:
         l, h = head_index(network, layer, head)
     except ValueError as exc:
         return HttpResponse(str(exc), status=400, content_type="text/plain")
+    refusal = out_of_service(network)
+    if refusal is not None:
+        return refusal.text()
     if network.status != Network.Status.READY:
         return HttpResponse(f"{network.name} is not ready for analysis", status=409, content_type="text/plain")
     search = "policy" if network.caps.policy else "value"

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_POST
 
 from webapp.jobs.jobs import BrokerUnavailable, copy_job, get_job_or_404
 from webapp.jobs.ownership import remember_owner
+from webapp.networks.lookup import in_service
 from webapp.ondemand.refused import Refused
 
 
@@ -21,7 +22,10 @@ def fork(request: HttpRequest, job_id: str) -> HttpResponse:
     if not node.isdigit() or int(node) >= len(job.nodes):
         return HttpResponse(f"This analysis has no position {node[:12]}.", status=400, content_type="text/plain")
     try:
+        in_service(job.network)
         copy = copy_job(job)
+    except Refused as refused:
+        return refused.text()
     except BrokerUnavailable as exc:
         return Refused.broker_down(exc, "your copy of the analysis").text()
     remember_owner(request, copy)

@@ -18,6 +18,7 @@ from webapp.jobs.gameinput import (
     MAX_INPUT_BYTES, MAX_PLIES, GameInputError, GameTree, MultipleGames, parse_fen, parse_pgn,
 )
 from webapp.jobs.searches import DEFAULT_SEARCH, MAX_JOB_NODES, SEARCHES, job_nodes
+from webapp.networks.lookup import out_of_service
 from webapp.networks.models import Network
 
 
@@ -87,8 +88,12 @@ class AnalyseForm(forms.Form):
 
     def clean_network(self) -> Network:
         name = self.cleaned_data["network"].strip()
-        network = Network.objects.offered().filter(name=name).first()
-        if network is None:
+        network = Network.objects.filter(name=name).first()
+        refusal = out_of_service(network) if network is not None else None
+        if refusal is not None:  # withdrawn or retired: the reason, not "unknown"
+            self.status_code = refusal.status
+            raise forms.ValidationError(refusal.message)
+        if network is None or network.status != Network.Status.READY:
             raise forms.ValidationError(f"Unknown network {name!r}.")
         return network
 

@@ -19,6 +19,7 @@ from django.db.models import F
 from webapp.jobs.gameinput import MAX_PLIES, board_for, board_outcome
 from webapp.jobs.models import AnalysisJob
 from webapp.jobs.searches import MAX_JOB_NODES, SEARCHES, job_nodes
+from webapp.networks.lookup import in_service
 from webapp.ondemand.refused import Refused
 
 # The longest line one request may add (a PV is at most a few dozen moves).
@@ -144,6 +145,7 @@ def add_line(job: AnalysisJob, parent, moves) -> AddedLine:
         last, created = extend_nodes(nodes, parent, moves, job.network)
         if not created:
             return AddedLine(last, [], False)
+        in_service(job.network)  # new positions for a withdrawn or retired network: refused (410)
         _check_size(job, len(nodes))
         fields = {"nodes": nodes, "total_positions": len(nodes)}
         requeued = job.status in AnalysisJob.FINISHED

@@ -31,6 +31,7 @@ from webapp.jobs.searches import SEARCHES
 from webapp.jobs.variations import add_line
 from webapp.networks.atlas import ready_atlas
 from webapp.networks.figures import SCALE_NOTE
+from webapp.networks.lookup import in_service, out_of_service, withdrawal
 from webapp.networks.models import Network
 from webapp.networks.picker import groups as picker_groups
 from webapp.ondemand.refused import Refused
@@ -85,8 +86,11 @@ def cost_estimate(request: HttpRequest) -> JsonResponse:
     form; "engine" is Stockfish's share beside the network (null when ``engine_nodes`` is 0; blank: the
     site's default budget)."""
     name, search, budget = (request.GET.get(k, "") for k in ("network", "search", "budget"))
-    network = Network.objects.offered().filter(name=name).first()
-    if network is None:
+    network = Network.objects.filter(name=name).first()
+    refusal = out_of_service(network) if network is not None else None
+    if refusal is not None:
+        return refusal.json()
+    if network is None or network.status != Network.Status.READY:
         return JsonResponse({"error": f"Unknown network {name[:64]!r}."}, status=400)
     spec = SEARCHES.get(search)
     if spec is None:
@@ -152,6 +156,7 @@ def job_page(request: HttpRequest, job_id: str) -> HttpResponse:
     }
     valuer = "the material count" if job.network.kind == Network.Kind.MATERIAL else "the network"
     return render(request, "analyses/job.html", {"job": job, "network": job.network, "page": page,
+                                                  "withdrawn": withdrawal(job.network),
                                                   "owner": page["can_cancel"], "opening": game_opening(job.start_fen, job.nodes),
                                                   "piece_defs": _piece_defs(),
                                                   "judgement_legend": judgement_legend(job.search, valuer),
@@ -230,6 +235,7 @@ def _json_body(request: HttpRequest, example: str) -> dict:
 def job_deeper(request: HttpRequest, job: AnalysisJob) -> JsonResponse:
     """Start "analyse this position deeper": JSON ``{"node": id, "budget": n or "until-stopped"}``."""
     try:
+        in_service(job.network)
         body = _json_body(request, '{"node": 0, "budget": 2000}')
         deep = deeper.start(job, body.get("node"), body.get("budget"))
     except Refused as refused:

@@ -24,6 +24,7 @@ class Lc0Compare(OpenRead):
                               400: schema.error("Refused (nodes out of range, a finished game, a network lc0 cannot "
                                                 "run: the reason); nothing is stored or queued."),
                               404: schema.error("No such job or position."),
+                              410: schema.WITHDRAWN,
                               429: schema.error("Too many comparisons queued for this network; see Retry-After."),
                               503: schema.error("lc0 is not installed, or crashed or hung on the worker (`lc0`: "
                                                 "\"unavailable\", `retry`: ?retry=1 tries again), or the queue is "

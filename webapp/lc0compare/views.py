@@ -23,6 +23,7 @@ from webapp.jobs.jobs import get_job_or_404
 from webapp.jobs.keys import node_key
 from webapp.jobs.models import Lc0Comparison
 from webapp.jobs.searches import SEARCHES
+from webapp.networks.lookup import out_of_service
 from webapp.ondemand.limits import LIMITS
 from webapp.ondemand.refused import Refused
 from webapp.ondemand.serve import OnDemand, failed, pending
@@ -84,7 +85,8 @@ def compare(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse:
     try:
         board, nodes = _checked(job, node_id, request.GET.get("nodes"))
         key = dict(position_key=node_key(job, node_id), network_checksum=job.network.checksum, nodes=nodes)
-        entry = COMPARISONS.serve(request, job, node_id, key, check_new=_lc0_missing)
+        entry = COMPARISONS.serve(request, job, node_id, key,
+                                  check_new=lambda: out_of_service(job.network) or _lc0_missing())
         if entry.status == Lc0Comparison.Status.FAILED:
             if entry.data.get("failed") != "lc0":  # Sightline's search failed: the worker's error, not lc0's
                 raise failed(entry.error)

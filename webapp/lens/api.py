@@ -25,6 +25,7 @@ class Attention(OpenRead):
                                                                     "Retry-After."),
                    400: schema.error("layer is not a number or not one of the network's layers."),
                    404: schema.error("No such job or position, or the network has no attention maps."),
+                   410: schema.WITHDRAWN,
                    429: schema.error("Too many new computations asked for; see Retry-After."),
                    503: schema.error("Computing the maps failed, or the queue is unavailable; see Retry-After.")})
     def get(self, request, job_id: str, node_id: int):
@@ -37,6 +38,7 @@ LENS_RESPONSES = {
     400: schema.error("The request is refused (an unknown layer, unit or move, an illegal move, a scale outside "
                       "[-4, 4], a capability the network lacks: the reason); nothing is stored or queued."),
     404: schema.error("No such job or position."),
+    410: schema.WITHDRAWN,
     429: schema.error("The analysis has too many lens computations queued; see Retry-After."),
     503: schema.error("Computing it failed (`retry`: ?retry=1 queues it again), or the queue is unavailable "
                       "and nothing was queued; see Retry-After.")}
@@ -131,8 +133,8 @@ SCAN_RESPONSES = {**LENS_RESPONSES,
                   202: OpenApiResponse(schema.ScanPending, description="A worker scans the pool; `done` of `total` "
                                        "positions so far. Ask `poll` again after Retry-After."),
                   400: schema.error("The request is refused (an unknown layer or unit, a pool that is not atlas, game "
-                                    "or fens, a bad FEN, more than 512 FENs, a capability the network lacks); nothing "
-                                    "is stored or queued."),
+                                    "or fens, a FEN the position rules refuse, named as fens[i] or line n, more than "
+                                    "512 FENs, a capability the network lacks); nothing is stored or queued."),
                   404: schema.error("No such job, position or scan.")}
 
 

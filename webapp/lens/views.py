@@ -19,6 +19,7 @@ from webapp.jobs.models import AttentionMap, LensResult
 from webapp.lens import lens as lens_requests
 from webapp.lens.neurons import MAX_POOL_BYTES, game_fens
 from webapp.lens.attention_limits import refuse_for_session
+from webapp.networks.lookup import out_of_service
 from webapp.ondemand.limits import LIMITS
 from webapp.ondemand.refused import Refused, sentence
 from webapp.ondemand.serve import OnDemand, failed, pending
@@ -64,7 +65,8 @@ def attention(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse:
     if not 0 <= layer < shape[0]:  # refuse before queueing any work
         raise Refused(f"layer must be between 0 and {shape[0] - 1}.")
     key = dict(position_key=node_key(job, node_id), network_checksum=job.network.checksum)
-    entry = ATTENTION.serve(request, job, node_id, key, check_new=lambda: refuse_for_session(request))
+    entry = ATTENTION.serve(request, job, node_id, key,
+                            check_new=lambda: out_of_service(job.network) or refuse_for_session(request))
     if entry.status == AttentionMap.Status.FAILED:  # the worker's failure, not the request's
         raise failed(f"Computing attention failed: {entry.error}")
     if entry.status != AttentionMap.Status.READY:
@@ -149,7 +151,8 @@ def _lens_answer(request: HttpRequest, job, node_id: int, board: chess.Board, ch
     """A checked request answered from the cache, or queued for a worker (202 with ``poll``)."""
     key = dict(position_key=node_key(job, node_id), network_checksum=job.network.checksum,
                request_key=lens_requests.request_key(checked))
-    entry = LENS.serve(request, job, node_id, key, defaults={"request": checked})
+    entry = LENS.serve(request, job, node_id, key, defaults={"request": checked},
+                       check_new=lambda: out_of_service(job.network))
     if entry.status == LensResult.Status.FAILED:
         raise failed(f"Computing the lens failed: {entry.error}")
     if entry.status != LensResult.Status.READY:

@@ -10,6 +10,7 @@ from django.db import transaction
 
 from analysis.heads import AtlasConfig, HeadMeasurements, compute_atlas
 from analysis.heads.atlas import ATLAS_VERSION
+from webapp.networks.lookup import withdrawal
 from webapp.networks.models import HeadAtlas as HeadAtlasRow
 from webapp.networks.models import Network
 from workers import dispatch
@@ -37,10 +38,10 @@ def already_computed(network: Network) -> bool:
 
 def request_atlas(network: Network, *, again: bool = False) -> HeadAtlasRow | None:
     """Queue the atlas of ``network`` unless it has a current one (or one is on its way, or ``again``);
-    None for a network without attention. The task is sent once the row is committed; when the
+    None for a network without attention or out of service (``lookup.withdrawal``: withdrawn or retired). The task is sent once the row is committed; when the
     broker cannot take it, the row is put back as it was (a new one deleted) and
     ``BrokerUnavailable`` raised, so no atlas is left queued without a task."""
-    if not wants_atlas(network):
+    if not wants_atlas(network) or withdrawal(network):
         return None
     row, created = HeadAtlasRow.objects.get_or_create(network=network)
     if not (created or again or row.status == HeadAtlasRow.Status.FAILED or is_stale(row)):

@@ -11,7 +11,7 @@ from analysis.heads import LABELS, pattern_table, show_me
 from analysis.heads.patterns import PATTERNS
 from analysis.positions import board_from_input
 from webapp.networks.atlas import atlas_rows, is_stale, ready_atlas, ready_importance, request_atlas, wants_atlas
-from webapp.networks.lookup import head_index, network_or_404
+from webapp.networks.lookup import head_index, network_or_404, out_of_service, withdrawal
 from webapp.networks.models import HeadAtlas, Network
 from webapp.ondemand.refused import Refused
 from workers.dispatch import BrokerUnavailable
@@ -25,11 +25,12 @@ def atlas_page(request: HttpRequest, name: str) -> HttpResponse:
     importance = ready_importance(network) if atlas else None
     if request.htmx:
         response = render(request, "networks/_atlas_status.html",
-                          {"network": network, "row": row, "stale": is_stale(row)})
+                          {"network": network, "row": row, "stale": is_stale(row), "withdrawn": withdrawal(network)})
         if atlas is not None:
             response["HX-Refresh"] = "true"
         return response
     context = {"network": network, "row": row, "stale": is_stale(row), "has_attention": wants_atlas(network),
+               "withdrawn": withdrawal(network),
                "atlas": atlas,
                "rows": atlas_rows(atlas, importance) if atlas else [], "importance": importance, "labels": [l for l in LABELS if atlas and l in atlas.counts()],
                "page": {"counts": atlas.counts() if atlas else {}, "thumbnails": atlas.thumbnails if atlas else [],
@@ -44,6 +45,9 @@ def compute_atlas(request: HttpRequest, name: str) -> HttpResponse:
     if not wants_atlas(network):
         return HttpResponse(f"{network.name} has no attention maps, so it has no head atlas", status=400,
                             content_type="text/plain")
+    refusal = out_of_service(network)
+    if refusal is not None:
+        return refusal.text()
     if network.status != Network.Status.READY:
         return HttpResponse(f"{network.name} is not ready yet", status=409, content_type="text/plain")
     try:

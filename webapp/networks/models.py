@@ -77,6 +77,10 @@ class Network(models.Model):
     queue = models.CharField(max_length=8, choices=Queue.choices, default=Queue.CPU,
                              help_text="Celery queue whose workers run this network")
     active = models.BooleanField(default=True, help_text="Offered on the home page")
+    # Not offered (``active`` off): withdrawn by an admin when this is blank, else retired by ``serve``
+    # for this reason (``shipped``). New computations on it are refused either way (``lookup.in_service``).
+    retired = models.CharField(max_length=200, blank=True,
+                               help_text="Why serve stopped offering it (blank while offered, or when an admin withdrew it)")
     is_default = models.BooleanField(default=False)
     # An admin upload is saved as "checking"; a worker loads it and sets "ready" or "rejected".
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.CHECKING)
@@ -90,6 +94,14 @@ class Network(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} (untrained)" if self.is_untrained else self.name
+
+    def save(self, *args, **kwargs):
+        """Offered again (by an admin or ``serve``): the reason it was retired no longer holds."""
+        if self.active and self.retired:
+            self.retired = ""
+            if kwargs.get("update_fields") is not None:
+                kwargs["update_fields"] = {*kwargs["update_fields"], "retired"}
+        super().save(*args, **kwargs)
 
     @property
     def is_untrained(self) -> bool:

@@ -42,7 +42,8 @@ def register_shipped(weights_dir: Path | None = None, var_dir: Path | None = Non
     _stop_offering_retired(weights_dir)
     trained = [n for n in shipped if n.trained]
     if trained:  # the stand-in, registered by an earlier start, is no longer offered
-        Network.objects.filter(name=STAND_IN_NAME).update(active=False, is_default=False)
+        _stop_offering([STAND_IN_NAME], "the untrained stand-in",
+                       "a trained network is shipped, so the untrained stand-in is no longer offered")
     else:
         shipped.append(_stand_in(var_dir))
     default = min(trained or shipped, key=default_rank)  # figures.DEFAULT_RULE
@@ -51,16 +52,18 @@ def register_shipped(weights_dir: Path | None = None, var_dir: Path | None = Non
     return registered + shipped
 
 
-def _stop_offering(names, why: str) -> None:
-    """The networks ``names`` are no longer offered; their rows stay for the jobs that ran on them."""
+def _stop_offering(names, what: str, reason: str) -> None:
+    """The networks ``names`` (``what``, for the log) are no longer offered, retired for ``reason`` (the
+    sentence new computations on them are refused with); their rows stay for the jobs that ran on them."""
     names = sorted(names)
-    if Network.objects.filter(name__in=names, active=True).update(active=False, is_default=False):
-        log.info("%s, no longer offered: %s", why, ", ".join(names))
+    if Network.objects.filter(name__in=names, active=True).update(active=False, is_default=False, retired=reason):
+        log.info("%s, no longer offered: %s", what, ", ".join(names))
 
 
 def _stop_offering_retired(weights_dir: Path) -> None:
     """A network moved to ``weights/retired/`` (cb-cpu, replaced by cb-sv)."""
-    _stop_offering((p.stem for p in (weights_dir / "retired").glob("*.safetensors")), "retired networks")
+    _stop_offering((p.stem for p in (weights_dir / "retired").glob("*.safetensors")), "retired networks",
+                   "its file was moved to weights/retired/")
 
 
 def _retire_if_replaced(path: Path, name: str | None = None) -> None:
@@ -76,7 +79,8 @@ def _retire_if_replaced(path: Path, name: str | None = None) -> None:
     if old is not None:
         old.name = f"{name}@{old.checksum[:12]}"
         old.active = old.is_default = False
-        old.save(update_fields=["name", "active", "is_default"])
+        old.retired = f"{path.name} holds a new version, offered as {name}"
+        old.save(update_fields=["name", "active", "is_default", "retired"])
         log.info("shipped %s changed: the previous version is kept as %s (not offered)", path.name, old.name)
 
 
@@ -104,7 +108,8 @@ def _stop_offering_removed(present: set[str]) -> None:
     among the shipped networks)."""
     listed = {name for cfg in load_ablations() for v in cfg.variants
               if (name := variant_network_name(cfg.name, v.name)) is not None}
-    _stop_offering(listed - present, "ablation variants whose files are gone")
+    _stop_offering(listed - present, "ablation variants whose files are gone",
+                   "its file is gone from its ablation's store")
 
 
 def _register_variant(name: str, path: Path) -> Network:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.urls import reverse
 
 from webapp.networks.figures import SCALE_NOTE, Measured, Rating
+from webapp.networks.lookup import withdrawal
 from webapp.networks.models import Network
 
 
@@ -31,6 +32,7 @@ def network_json(network: Network, absolute) -> dict:
     return {**network_brief(network, absolute), "preset": network.preset, "kind": network.kind,
             "parameters": network.parameters, "size_bytes": network.size_bytes,
             "offered": network.active and network.status == Network.Status.READY, "status": network.status,
+            "withdrawn": withdrawal(network) or None,
             "default": network.is_default, "very_weak": found.very_weak, "headline": found.headline,
             "value_sanity": network.value_sanity.state,
             "figures": {"puzzles": _figure(found.puzzles), "sts": _figure(found.sts),

@@ -36,6 +36,7 @@ from webapp.jobs.live.publish import NullPublisher
 from webapp.jobs.run.runner import JobRun, PlyOutput
 from webapp.jobs.searches import SEARCHES
 from webapp.networks.model_cache import models
+from webapp.networks.lookup import out_of_service
 from webapp.networks.models import Network
 
 
@@ -137,6 +138,10 @@ class Command(BaseCommand):
             network = Network.objects.offered().first()
         else:
             network = Network.objects.offered().filter(name=name).first()
+        named = Network.objects.filter(name=name).first() if name is not None else None
+        refusal = out_of_service(named) if named is not None else None
+        if network is None and refusal is not None:  # withdrawn or retired: say why, as the site does
+            raise CommandError(refusal.message)
         if network is None:
             known = ", ".join(Network.objects.offered().values_list("name", flat=True))
             raise CommandError(f"unknown network {name!r}; known: {known}")
