@@ -23,6 +23,7 @@ from analysis.ablation.measure import has_value, metric_names
 from analysis.ablation.summary import Summary, metrics_cells, summarise, training_cell
 from analysis.heads.patterns import UNLABELLED
 from webapp.networks.figures import Strength, sanity_counts, strength
+from webapp.networks.twins import pooled_metrics
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +159,8 @@ def variant_row(cfg: AblationConfig, variant: Variant, networks: dict) -> Varian
         if summary is None:
             return row
         metrics = {metric_names(variant)[m]: r for m, r in summary.results.items()}
-        return replace(row, summary=summary, strength=strength(metrics), sanity=sanity_counts(metrics),
+        twins = row.network.twins_metrics if row.network is not None else []
+        return replace(row, summary=summary, strength=strength(pooled_metrics(metrics, twins)), sanity=sanity_counts(metrics),
                        action=metrics_cells(summary), heads=_labelled(summary.results.get("heads")),
                        value_head=has_value(variant))
     except Exception as exc:  # a broken file of one variant: show it as unreadable, keep the page

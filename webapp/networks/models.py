@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,7 @@ from analysis.models import get_about, importer_for
 from analysis.search_catalogue import DEFAULT_SEARCH, SEARCHES
 from webapp.networks.figures import Strength, strength
 from webapp.networks.one_agent import puzzle_agent, with_one_agent
+from webapp.networks.twins import pooled_metrics, tensor_digest
 from webapp.networks.value_sanity import ValueSanity, read_value_sanity
 
 if TYPE_CHECKING:
@@ -120,9 +122,20 @@ class Network(models.Model):
 
     @property
     def strength(self) -> Strength:
-        """Its measured figures (puzzles, STS, Elo vs Stockfish 1350), read from its metrics, and its
-        puzzles by the one agent every network is shown with (``one_agent``)."""
-        return strength(with_one_agent(self.metrics, self.checksum), self.puzzle_agent)
+        """Its measured figures (puzzles, STS, Elo vs Stockfish 1350), read from its metrics with the
+        matches of networks that have its very weights pooled in (``twins``), and its puzzles by the one
+        agent every network is shown with (``one_agent``)."""
+        metrics = pooled_metrics(self.metrics, self.twins_metrics)
+        return strength(with_one_agent(metrics, self.checksum), self.puzzle_agent)
+
+    @cached_property
+    def twins_metrics(self) -> list[dict]:
+        """The metrics of the other registered networks whose tensors are byte for byte this one's."""
+        digest = tensor_digest(self.path) if self.kind == self.Kind.CHECKPOINT else None
+        if digest is None:
+            return []
+        others = Network.objects.filter(kind=self.Kind.CHECKPOINT).exclude(pk=self.pk).exclude(file="")
+        return [n.metrics for n in others if tensor_digest(n.path) == digest]
 
     @property
     def choice_label(self) -> str:
