@@ -33,6 +33,7 @@ from webapp.networks.atlas import ready_atlas
 from webapp.networks.figures import SCALE_NOTE
 from webapp.networks.models import Network
 from webapp.networks.picker import groups as picker_groups
+from webapp.ondemand.clients import client_key
 from webapp.ondemand.refused import Refused
 from workers.dispatch import BrokerUnavailable
 
@@ -252,10 +253,11 @@ def job_deeper_stop(request: HttpRequest, job: AnalysisJob, deep_id: int) -> Jso
 
 
 def _client(request: HttpRequest) -> str:
-    """The browser session asking (made now if it has none): the deeper engine's limits are per client."""
+    """Who asks (``webapp.ondemand.clients``; a browser without a session gets one now, so that it
+    alone may stop its search): the deeper engine's limits are per client."""
     if not request.session.session_key:
         request.session.save()
-    return request.session.session_key
+    return client_key(request)
 
 
 @require_POST
