@@ -7,7 +7,7 @@ before) on a fresh data folder. The flooder, a client without cookies, starts tw
 the home form (``--scan-network``, cf-small, whose 512-position scan is among the slow ones, and
 ``--lc0-network``, an Lc0 net lc0 runs), waits for them, then sends ``--scans`` where-else scans of 512
 positions (the head atlas's sample twice; a different unit each, so none is answered from the cache) on
-the first and ``--lc0`` comparisons at 5,000 nodes on the second, all at once from 8 threads; a 429 is waited out (its Retry-After,
+the first and ``--lc0`` comparisons at 5,000 nodes on the second, all at once (a thread each); a 429 is waited out (its Retry-After,
 at most 30 s) and sent again, so the flooder stays at its limits. ``--delay`` seconds after the flood
 starts, another client (a browser session) posts a ``--plies``-ply game with the form's defaults and
 reads the job's API until its first evaluation is stored: that wait is the figure.
@@ -130,7 +130,7 @@ def run(root: Path, folder: Path, args) -> dict:
         work = [(f"/api/jobs/{scanned}/nodes/0/lens/where-else/", {"layer": 0, "index": i, "fens": fens})
                 for i in range(args.scans)]
         work += [(f"/jobs/{compared}/nodes/{i}/lc0/?nodes=5000", None) for i in range(args.lc0)]
-        pool = ThreadPoolExecutor(8)
+        pool = ThreadPoolExecutor(len(work))  # one thread a request: a waiting scan never holds back a comparison
         flood_t0 = time.monotonic()
         futures = [pool.submit(flooder.send, path, body) for path, body in work]
         time.sleep(args.delay)

@@ -113,3 +113,23 @@ def test_a_signed_in_user_is_one_client_wherever_they_ask_from(job, sent, django
     there.force_login(user)
     keys = {client_key(c.get("/").wsgi_request) for c in (here, there)}
     assert len(keys) == 1 and keys != {client_key(visitor(1).get("/").wsgi_request)}
+
+
+def test_a_request_racing_another_is_counted_after_it_and_leaves_nothing_when_refused(job, sent, monkeypatch):
+    """Two requests at once: each row is written first, then counted with the rows written before it,
+    so the later one is refused (and its row withdrawn) even when both passed a count made before."""
+    limit = views.LENS.limit
+    monkeypatch.setattr(views, "LENS", replace(views.LENS, limit=replace(limit, per_client_s=SCAN)))
+    flooder = visitor(1)
+    racer = LensResult.objects.get_or_create
+    key = client_key(flooder.get("/").wsgi_request)
+
+    def raced(**kwargs):  # the other request's row lands between this one's look-up and its write
+        LensResult.objects.create(position_key="other", network_checksum=job.network.checksum, request_key="r",
+                                  client=key, cost=SCAN)
+        return racer(**kwargs)
+
+    monkeypatch.setattr(LensResult.objects, "get_or_create", raced)
+    refused = scan(flooder, job, 0)
+    assert refused.status_code == 429 and "each visitor may queue" in refused.json()["error"]
+    assert list(LensResult.objects.values_list("position_key", flat=True)) == ["other"] and not sent

@@ -48,15 +48,27 @@ class OnDemand:
         if entry is not None and not retry:
             return entry
         client, cost = client_key(request), self.limit.cost(units)
-        refusal = (check_new() if check_new else None) or self.limit.refusal(self.pending_rows(), client, cost)
+        refusal = check_new() if check_new else None
+        if refusal is None and entry is not None:
+            refusal = self.limit.refusal(self.pending_rows().exclude(pk=entry.pk), client, cost)
         if refusal is not None:
             raise refusal
         if entry is None:
             entry, retry = self.model.objects.get_or_create(**key, defaults={**(defaults or {}), "client": client,
                                                                              "cost": cost})
+            if retry:
+                self._admit(entry, client, cost)
         if retry:
             self.queue(job, node_id, entry, client, cost)
         return entry
+
+    def _admit(self, entry: PositionCache, client: str, cost: float) -> None:
+        """A new row stays only when the rows queued before it leave room: counted after it is written,
+        so requests racing each other cannot all pass a limit that has room for one of them."""
+        refusal = self.limit.refusal(self.pending_rows().filter(pk__lt=entry.pk), client, cost)
+        if refusal is not None:
+            self.model.objects.filter(pk=entry.pk, status=self.model.Status.PENDING, lease_owner="").delete()
+            raise refusal
 
     def lost_rows(self) -> Q:
         """Pending rows whose worker is gone: its lease ran out, or no worker claimed the row for
