@@ -244,6 +244,15 @@ CELERY_TASK_DEFAULT_QUEUE = "cpu"
 # on) go to their own queue, consumed by a worker of its own (serve starts one, niced), so they never
 # take or wait for the slots a user's analysis needs (webapp.site.management.commands.serve).
 SIGHTLINE_BACKGROUND_QUEUE = os.environ.get("SIGHTLINE_BACKGROUND_QUEUE", "background")
+# The on-demand lane: lens quantities and scans, attention maps, lc0 comparisons and the deeper searches
+# (work a page asks of one position) go to their own queue, consumed by a worker of its own (serve
+# starts one), so one client's flood of them never takes the slots a user's analysis needs. Its
+# worker's concurrency is SIGHTLINE_ONDEMAND_SLOTS (the Retry-After estimate divides by it).
+SIGHTLINE_ONDEMAND_QUEUE = os.environ.get("SIGHTLINE_ONDEMAND_QUEUE", "ondemand")
+SIGHTLINE_ONDEMAND_SLOTS = int(os.environ.get("SIGHTLINE_ONDEMAND_SLOTS", "2"))
+# An on-demand row's lease (webapp.ondemand.lease): renewed every third of this while a worker computes
+# it; once it runs out the next poll queues it again, so lost work resumes within it (<= 30 s).
+SIGHTLINE_ONDEMAND_LEASE_S = float(os.environ.get("SIGHTLINE_ONDEMAND_LEASE_S", "15"))
 # How many analyses the users' workers run at once (serve sets it to its worker's --concurrency): a
 # queued job's page says what it waits behind once they are all taken (webapp.jobs.queue_wait).
 SIGHTLINE_WORKER_SLOTS = int(os.environ.get("SIGHTLINE_WORKER_SLOTS", "2"))
@@ -251,7 +260,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Seconds before Redis hands an unacknowledged message to another worker. Jobs do not depend
 # on it (their lease does: a redelivery of a job that is still running does nothing, and a
 # dead worker's job is dispatched again by the reaper within a lease); it bounds how long a
-# lost attention task waits. Celery's default is 3,600 s.
+# lost on-demand task waits when no worker ever claimed it (a claimed one has a lease:
+# webapp.ondemand.lease). Celery's default is 3,600 s.
 SIGHTLINE_VISIBILITY_TIMEOUT_S = float(os.environ.get("SIGHTLINE_VISIBILITY_TIMEOUT_S", "300"))
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": SIGHTLINE_VISIBILITY_TIMEOUT_S,

@@ -1,9 +1,12 @@
-"""Attention computations a job link can queue are limited per analysis and per browser session."""
+"""Attention computations a client can queue are limited by their cost (webapp.ondemand.limits) and per browser
+session (webapp.lens.attention_limits)."""
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from tests.web.conftest import SHORT_GAME
 from webapp.lens import attention_limits
@@ -11,7 +14,7 @@ from webapp.ondemand.limits import LIMITS
 from webapp.jobs.gameinput import parse_pgn
 from webapp.jobs.jobs import create_job
 from webapp.jobs.models import AttentionMap
-from webapp.lens import tasks
+from webapp.lens import tasks, views
 from webapp.networks.model_cache import ModelCache
 from webapp.jobs.run.runner import JobRun
 
@@ -32,26 +35,35 @@ def url(job, node):
     return f"/api/jobs/{job.id}/nodes/{node}/attention/"
 
 
-def test_one_analysis_has_at_most_eight_computations_queued(client, job_and_queue):
+@pytest.fixture
+def eight_maps_each(monkeypatch):
+    """A client may have eight maps' worth pending (the site forty)."""
+    limit = LIMITS["attention"]
+    monkeypatch.setattr(views, "ATTENTION", replace(views.ATTENTION, limit=replace(
+        limit, per_client_s=limit.cost(8), per_site_s=limit.cost(40))))
+
+
+def test_one_client_has_at_most_eight_maps_worth_queued_and_another_is_not_held(client, job_and_queue,
+                                                                                eight_maps_each):
     job, queued = job_and_queue
+    client.session  # a browser with its session from the start (the first map stores one): one client throughout
     for node in range(8):
         assert client.get(url(job, node)).status_code == 202
     refused = client.get(url(job, 8))
-    assert refused.status_code == 429 and refused["Retry-After"] == "2"
-    assert "8 attention maps of this analysis are queued" in refused.json()["error"]
-    assert Client().get(url(job, 8)).status_code == 429  # another browser: the same analysis, the same limit
-    assert queued == list(range(8)) and AttentionMap.objects.count() == 8
+    assert refused.status_code == 429 and 1 <= int(refused["Retry-After"]) <= 600
+    assert "You have attention maps queued worth about 1 s of work" in refused.json()["error"]
+    assert Client(REMOTE_ADDR="10.0.0.2").get(url(job, 8)).status_code == 202  # another client, its own limit
+    assert queued == list(range(9)) and AttentionMap.objects.count() == 9
     assert client.get(url(job, 3)).status_code == 202  # asking again for queued work is not new work
     assert tasks.compute_attention.run(str(job.id), 3) == "ready"
-    assert client.get(url(job, 8)).status_code == 202 and queued[-1] == 8
+    assert client.get(url(job, 7)).status_code == 202 and client.get(url(job, 0)).status_code == 202
 
 
-def test_a_lost_computation_stops_counting_after_a_while(client, job_and_queue):
+def test_a_computation_whose_worker_was_lost_stops_counting(client, job_and_queue, eight_maps_each):
     job, queued = job_and_queue
     for node in range(8):
         client.get(url(job, node))
-    AttentionMap.objects.update(created_at=AttentionMap.objects.first().created_at
-                                - timedelta(seconds=LIMITS["attention"].window_s + 1))
+    AttentionMap.objects.update(lease_owner="dead", lease_until=timezone.now() - timedelta(seconds=1))
     assert client.get(url(job, 8)).status_code == 202
 
 

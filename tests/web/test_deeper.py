@@ -66,7 +66,7 @@ def test_owner_only_one_at_a_time_and_stop(client, material_network, queued):
     job = owned(client, material_network)
     assert post(Client(), f"/jobs/{job.id}/deeper/", {"node": 0, "budget": 100})[0] == 403
     status, started = post(client, f"/jobs/{job.id}/deeper/", {"node": 0, "budget": "until-stopped"})
-    assert status == 202 and started["budget"] == 0 and queued == [(started["deep"], "cpu")]
+    assert status == 202 and started["budget"] == 0 and queued == [(started["deep"], "ondemand")]  # the on-demand lane
     assert post(client, f"/jobs/{job.id}/deeper/", {"node": 1, "budget": 100}) == \
         (409, {"error": "A deeper search of this analysis is already running: stop it first."})
     assert post(Client(), started["stop"])[0] == 403

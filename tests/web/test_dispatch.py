@@ -11,7 +11,8 @@ import pytest
 import redis
 from celery import Celery
 
-from webapp.site.management.commands.serve import BACKGROUND_NICE, background_worker_command, worker_command
+from webapp.site.management.commands.serve import (BACKGROUND_NICE, ONDEMAND_NICE, background_worker_command,
+                                                   ondemand_worker_command, worker_command)
 from webapp.site.embedded_redis import EmbeddedRedis
 from webapp.networks.admin import dispatch_check
 from webapp.site.redis_urls import RedisUrls
@@ -71,8 +72,8 @@ def queues_of(command: list[str]) -> list[str]:
 
 
 @pytest.mark.parametrize("asked, consumed", [("gpu,cpu", ["gpu", "cpu"]), ("gpu", ["gpu"]),
-                                             ("background,cpu", ["cpu"])])
-def test_serves_users_worker_never_consumes_the_background_lane(asked, consumed):
+                                             ("background,cpu", ["cpu"]), ("ondemand,gpu,cpu", ["gpu", "cpu"])])
+def test_serves_users_worker_never_consumes_the_background_or_on_demand_lanes(asked, consumed):
     command = worker_command({"queues": asked, "pool": "threads", "concurrency": 2})
     assert queues_of(command) == consumed
     assert command[command.index("-A") + 1] == "workers.celery_app"
@@ -99,3 +100,49 @@ def test_a_spawned_child_runs_at_the_niceness_asked():
     base = int(plain.communicate(timeout=30)[0])
     assert base == os.nice(0)
     assert int(niced.communicate(timeout=30)[0]) == min(19, base + BACKGROUND_NICE)
+
+
+@pytest.mark.parametrize("pool, slots", [("threads", "2"), ("solo", "1")])
+def test_serves_on_demand_worker_consumes_only_the_on_demand_lane(pool, slots, settings):
+    settings.SIGHTLINE_ONDEMAND_SLOTS = 2
+    opts = {"queues": "gpu,cpu", "pool": pool, "concurrency": 4}
+    command, users = ondemand_worker_command(opts), worker_command(opts)
+    assert queues_of(command) == ["ondemand"] == [settings.SIGHTLINE_ONDEMAND_QUEUE]
+    assert command[command.index("--pool") + 1] == pool and command[command.index("--concurrency") + 1] == slots
+    assert command[command.index("-n") + 1] not in (users[users.index("-n") + 1],
+                                                    background_worker_command()[command.index("-n") + 1])
+    assert 0 < ONDEMAND_NICE < BACKGROUND_NICE
+
+
+@pytest.mark.django_db
+def test_serve_starts_the_on_demand_worker_unless_told_not_to(monkeypatch, tmp_path):
+    """The children ``serve`` launches, their command lines noted instead of run."""
+    from django.core.management import call_command
+
+    from webapp.site.management.commands import serve
+
+    launched = []
+
+    class Noted:
+        def __init__(self, name, start, log, **kwargs):
+            self.name, self.process = name, None
+
+        def launch(self):
+            launched.append(self.name)
+            return self
+
+        def check(self):
+            raise KeyboardInterrupt  # stop at the first round of the supervision loop
+
+    monkeypatch.setattr(serve, "SupervisedChild", Noted)
+    monkeypatch.setattr(serve.Command, "_register_networks", lambda self: None)
+    monkeypatch.setattr(serve, "call_command", lambda *a, **k: None)
+    monkeypatch.setattr(serve.settings, "REDIS", RedisUrls.from_env("redis://127.0.0.1:1/0", tmp_path / "r.sock"))
+    monkeypatch.setattr(serve.signal, "signal", lambda *args: None)  # Ctrl+C stays the test runner's
+    for flags, expected in [([], ["worker", "ondemand", "background", "web"]),
+                            (["--no-ondemand-worker"], ["worker", "background", "web"]),
+                            (["--no-worker"], ["web"])]:
+        launched.clear()
+        with pytest.raises(KeyboardInterrupt):
+            call_command("serve", *flags)
+        assert launched == expected

@@ -7,6 +7,7 @@ import json
 import time
 
 import pytest
+from django.conf import settings
 from django.test import Client
 
 from tests.conftest import require_stockfish
@@ -63,7 +64,7 @@ def test_viewers_may_start_it_one_at_a_time_each_and_stop_only_their_own(job, qu
     viewer, other = Client(), Client()  # neither owns the job (a shared game's visitors)
     status, started, _ = post(viewer, f"/jobs/{job.id}/engine/", {"node": 1, "lines": 3, "budget": "until-stopped"})
     assert status == 202 and started["budget"] == 0 and started["lines"] == 3
-    assert queued == [("sightline.engine_deeper", started["deep"], "cpu")]
+    assert queued == [("sightline.engine_deeper", started["deep"], "ondemand")]  # the on-demand lane
     assert post(viewer, f"/jobs/{job.id}/engine/", {"node": 2, "lines": 1, "budget": 1_000_000})[:2] == \
         (409, {"error": "Your deeper engine is already running: stop it first."})
     assert post(other, f"/jobs/{job.id}/engine/", {"node": 2, "lines": 1, "budget": 1_000_000})[0] == 202
@@ -77,7 +78,13 @@ def test_viewers_may_start_it_one_at_a_time_each_and_stop_only_their_own(job, qu
 
 
 def test_each_client_and_the_site_are_bounded(job, monkeypatch):
-    monkeypatch.setattr(engine_deeper, "LIMITS", EngineDeeperLimits(per_client_per_hour=2, running_on_site=2))
+    """An hourly count per client, and the site's pending cost: two searches until stopped (each
+    counts the longest it may run)."""
+    from dataclasses import replace
+
+    monkeypatch.setattr(engine_deeper, "LIMITS", EngineDeeperLimits(per_client_per_hour=2))
+    monkeypatch.setitem(engine_deeper.FAIR_USE, "engine", replace(engine_deeper.FAIR_USE["engine"],
+                                                                  per_site_s=2 * engine_deeper.LIMITS.max_seconds))
     viewer = Client()
     for _ in range(2):
         status, started, _ = post(viewer, f"/jobs/{job.id}/engine/", {"node": 0, "lines": 1, "budget": 1_000_000})
@@ -85,10 +92,13 @@ def test_each_client_and_the_site_are_bounded(job, monkeypatch):
         DeepSearch.objects.filter(pk=started["deep"]).update(status="done")
     status, answer, response = post(viewer, f"/jobs/{job.id}/engine/", {"node": 0, "lines": 1, "budget": 1_000_000})
     assert status == 429 and "times an hour" in answer["error"] and int(response["Retry-After"]) > 0
-    assert post(Client(), f"/jobs/{job.id}/engine/", {"node": 0, "lines": 1, "budget": 1_000_000})[0] == 202
-    assert post(Client(), f"/jobs/{job.id}/engine/", {"node": 0, "lines": 1, "budget": 1_000_000})[0] == 202
-    status, answer, response = post(Client(), f"/jobs/{job.id}/engine/", {"node": 0, "lines": 1, "budget": 1_000_000})
-    assert status == 429 and "busy" in answer["error"] and response["Retry-After"] == "30"
+    until_stopped = {"node": 0, "lines": 1, "budget": "until-stopped"}
+    assert post(Client(), f"/jobs/{job.id}/engine/", until_stopped)[0] == 202
+    assert post(Client(), f"/jobs/{job.id}/engine/", until_stopped)[0] == 202
+    status, answer, response = post(Client(), f"/jobs/{job.id}/engine/", until_stopped)
+    assert status == 429 and "The site has deeper engine searches queued worth about 120 s of work" in answer["error"]
+    # The room it needs frees when the first search ends: its 60 s, shared by the on-demand slots.
+    assert int(response["Retry-After"]) == -(-engine_deeper.LIMITS.max_seconds // settings.SIGHTLINE_ONDEMAND_SLOTS)
 
 
 def test_a_broker_outage_is_a_503_with_nothing_left(job, monkeypatch):

@@ -152,21 +152,29 @@ def test_an_lc0_attention_net_says_why_lc0_cannot_run_it(client, job, sent):
         lc0_requests._checked(job, 0, None)
 
 
-def test_at_most_a_few_are_queued_per_network_and_a_lost_one_is_queued_again(client, job, sent, monkeypatch):
+def test_a_client_queues_a_few_comparisons_worth_and_a_lost_one_is_queued_again(client, job, sent, monkeypatch):
+    """Each counts its nodes, lc0's and the MCTS's: at 5,000 nodes a visitor has about three pending."""
     from datetime import timedelta
 
+    from django.test import Client
     from django.utils import timezone
 
     monkeypatch.setattr(lc0_requests, "lc0_path", lambda: "/usr/bin/lc0")
-    for node in range(LIMITS["lc0"].most):
-        assert client.get(url(job, node)).status_code == 202
-    refused = client.get(url(job, 5))
-    assert refused.status_code == 429 and "at most 3 are queued" in refused.json()["error"]
-    assert len(sent) == LIMITS["lc0"].most and Lc0Comparison.objects.count() == len(sent)
+    each = LIMITS["lc0"].cost(2 * 5000)
+    most = int(LIMITS["lc0"].per_client_s // each)
+    assert most >= 1
+    for node in range(most):
+        assert client.get(url(job, node, "?nodes=5000")).status_code == 202
+    refused = client.get(url(job, most, "?nodes=5000"))
+    assert refused.status_code == 429 and "comparisons with lc0 queued" in refused.json()["error"]
+    assert 1 <= int(refused["Retry-After"]) <= 600
+    assert Client(REMOTE_ADDR="10.0.0.2").get(url(job, most, "?nodes=5000")).status_code == 202  # another client
+    assert len(sent) == most + 1 and Lc0Comparison.objects.count() == len(sent)
+    assert {row.cost for row in Lc0Comparison.objects.all()} == {each}
     sent.clear()
-    Lc0Comparison.objects.filter(position_key=job.nodes[0]["key"]).update(
-        created_at=timezone.now() - timedelta(seconds=LIMITS["lc0"].window_s + 1))
-    assert client.get(url(job, 0)).status_code == 202 and len(sent) == 1  # its worker was lost: queued again
+    Lc0Comparison.objects.filter(position_key=job.nodes[0]["key"]).update(  # its worker died mid-search
+        lease_owner="dead", lease_until=timezone.now() - timedelta(seconds=1))
+    assert client.get(url(job, 0, "?nodes=5000")).status_code == 202 and len(sent) == 1  # queued again
 
 
 def test_without_lc0_the_button_says_how_to_get_it(client, job, sent, monkeypatch):

@@ -204,14 +204,24 @@ def test_a_network_s_description_is_stored_when_it_is_checked(tiny_network):
     assert tiny_network.lens_description == describe_adapter(lens_for(evaluator.model, evaluator.encoding)).to_json()
 
 
-def test_an_analysis_queues_a_bounded_number_of_lens_computations(client, job, sent):
-    from webapp.ondemand.limits import LIMITS
+def test_a_client_queues_a_bounded_cost_of_lens_computations(client, job, sent, monkeypatch):
+    from dataclasses import replace
 
-    for head in range(LIMITS["lens"].most):
+    from django.test import Client
+
+    from webapp.lens import views
+    from webapp.lens.costs import QUANTITY_UNITS
+
+    limit = views.LENS.limit
+    monkeypatch.setattr(views, "LENS", replace(views.LENS, limit=replace(limit, per_client_s=limit.cost(
+        12 * QUANTITY_UNITS))))  # twelve quantities' worth
+    for head in range(12):
         assert client.get(lens_url(job, 0, "ablate", f"?layer=0&index=0&scale={head / 4}")).status_code == 202
     refused = client.get(lens_url(job, 0, "ablate", "?layer=0&index=1"))
-    assert refused.status_code == 429 and refused["Retry-After"] == "2" and "at most" in refused.json()["error"]
+    assert refused.status_code == 429 and 1 <= int(refused["Retry-After"]) <= 600
+    assert "each visitor may queue" in refused.json()["error"]
     assert client.get(lens_url(job, 0, "ablate", "?layer=0&index=0&scale=0")).status_code == 202  # known: served
+    assert Client(REMOTE_ADDR="10.0.0.2").get(lens_url(job, 0, "ablate", "?layer=0&index=2")).status_code == 202
     run_sent(sent)
     assert client.get(lens_url(job, 0, "ablate", "?layer=0&index=1")).status_code == 202
 

@@ -217,7 +217,7 @@ def test_attention_endpoint_computes_on_demand(client, analysed_job):
     url = f"/api/jobs/{job.id}/nodes/3/attention/?layer=1"
     first = client.get(url)
     row = AttentionMap.objects.get()  # the one task protocol of on-demand work: job, node, row
-    assert first.status_code == 202 and queued == [([str(job.id), 3, row.pk], "cpu")]
+    assert first.status_code == 202 and queued == [([str(job.id), 3, row.pk], "ondemand")]  # the on-demand lane
     assert client.get(url).status_code == 202 and len(queued) == 1  # requested once only
     assert lens_tasks.compute_attention.run(str(job.id), 3) == "ready"
     response = client.get(url)

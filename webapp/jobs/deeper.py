@@ -2,7 +2,8 @@
 (or until stopped), its lines published live as Nibbler shows them (MultiPV: visits, prior, Q
 and WDL per move, with each move's line).
 
-The page asks (``start``), a worker runs it (``webapp.jobs.run.deep_runner``, from the task
+The page asks (``start``), a worker of the on-demand lane (``SIGHTLINE_ONDEMAND_QUEUE``, beside the
+analyses' own) runs it (``webapp.jobs.run.deep_runner``, from the task
 ``sightline.deep_search``) and publishes ``deep`` messages to the job's group a few times a
 second, then the final lines; the page's Stop button marks the row ``stopping`` (``stop``),
 which the running search sees.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -70,7 +72,7 @@ def start(job: AnalysisJob, node_id, budget) -> DeepSearch:
             raise Refused("A deeper search of this analysis is already running: stop it first.", status=409)
         deep = DeepSearch.objects.create(job=job, node_id=node_id, budget=budget)
     try:
-        dispatch.send_task("sightline.deep_search", [deep.pk], queue=job.network.queue)
+        dispatch.send_task("sightline.deep_search", [deep.pk], queue=settings.SIGHTLINE_ONDEMAND_QUEUE)
     except dispatch.BrokerUnavailable:
         DeepSearch.objects.filter(pk=deep.pk, status=DeepSearch.Status.QUEUED).delete()
         raise

@@ -4,8 +4,9 @@
 The page asks (``start``); a worker runs Stockfish (``webapp.jobs.run.engine_deeper_runner``, from the
 task ``sightline.engine_deeper``), not the browser, and publishes ``engine_deep`` messages to the job's
 group; Stop marks the row ``stopping`` (``stop``). Anyone may start one, so every request is bounded:
-in time and nodes (``LIMITS``), one running at a time per client (browser session), so many an hour
-per client, and so many running on the site at once.
+in time and nodes (``LIMITS``), one running at a time per client (``webapp.ondemand.clients``), so many
+an hour per client, and by its cost on the on-demand lane, per client and on the site
+(``webapp.ondemand.limits.LIMITS["engine"]``).
 """
 
 from __future__ import annotations
@@ -13,16 +14,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from webapp.jobs.deeper import ACTIVE, position_id
 from webapp.jobs.models import AnalysisJob, DeepSearch
+from webapp.ondemand.limits import LIMITS as FAIR_USE
 from webapp.ondemand.refused import Refused
 from workers import dispatch
 
 ENGINE = "stockfish"
-QUEUE = "cpu"  # Stockfish needs no accelerator
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,6 @@ class EngineDeeperLimits:
     max_lines: int = 5
     default_lines: int = 3
     per_client_per_hour: int = 30
-    running_on_site: int = 4
 
 
 LIMITS = EngineDeeperLimits()
@@ -57,10 +58,18 @@ def _checked(job: AnalysisJob, node_id, lines, budget) -> tuple[int, int, int]:
     return node_id, lines, budget
 
 
+def cost_of(budget: int) -> float:
+    """The search's estimated worker seconds: its nodes, or the longest it may run when until stopped."""
+    most = float(LIMITS.max_seconds)
+    return most if budget == 0 else min(most, FAIR_USE["engine"].cost(budget))
+
+
 def start(job: AnalysisJob, client: str, node_id, lines, budget) -> DeepSearch:
-    """Check the request and the client's and site's limits, and queue the search. When the broker
-    cannot take it, the row is deleted again and ``BrokerUnavailable`` raised: nothing is left queued."""
+    """Check the request and the client's and site's limits, and queue the search on the on-demand
+    lane. When the broker cannot take it, the row is deleted again and ``BrokerUnavailable`` raised:
+    nothing is left queued."""
     node_id, lines, budget = _checked(job, node_id, lines, budget)
+    cost = cost_of(budget)
     # A row active for longer than any search may run lost its worker (killed, or never reached).
     fresh = DeepSearch.objects.filter(engine=ENGINE, created_at__gt=timezone.now() - timedelta(seconds=LIMITS.max_seconds + 60))
     with transaction.atomic():
@@ -70,12 +79,13 @@ def start(job: AnalysisJob, client: str, node_id, lines, budget) -> DeepSearch:
         if hour.count() >= LIMITS.per_client_per_hour:
             raise Refused(f"The deeper engine runs at most {LIMITS.per_client_per_hour} times an hour for each visitor; "
                           "try again later.", status=429, retry_after=600)
-        if fresh.filter(status__in=ACTIVE).count() >= LIMITS.running_on_site:
-            raise Refused("The deeper engine is busy with other visitors' positions; try again in a minute.",
-                          status=429, retry_after=30)
-        deep = DeepSearch.objects.create(job=job, node_id=node_id, budget=budget, engine=ENGINE, lines=lines, client=client)
+        refusal = FAIR_USE["engine"].refusal(fresh.filter(status__in=ACTIVE), client, cost)
+        if refusal is not None:
+            raise refusal
+        deep = DeepSearch.objects.create(job=job, node_id=node_id, budget=budget, engine=ENGINE, lines=lines,
+                                         client=client, cost=cost)
     try:
-        dispatch.send_task("sightline.engine_deeper", [deep.pk], queue=QUEUE)
+        dispatch.send_task("sightline.engine_deeper", [deep.pk], queue=settings.SIGHTLINE_ONDEMAND_QUEUE)
     except dispatch.BrokerUnavailable:
         DeepSearch.objects.filter(pk=deep.pk, status=DeepSearch.Status.QUEUED).delete()
         raise

@@ -186,7 +186,8 @@ class DeepSearch(models.Model):
 
     With ``engine`` "stockfish" it is the deeper engine instead (``webapp.jobs.engine_deeper``, the task
     ``sightline.engine_deeper``): ``budget`` in the engine's nodes (0: until stopped), ``lines`` its
-    principal variations, ``client`` the session that asked (the limits are per client)."""
+    principal variations, ``client`` the hashed key of who asked (``webapp.ondemand.clients``: the limits are per
+    client) and ``cost`` its estimated worker seconds (``webapp.ondemand.limits``)."""
 
     class Status(models.TextChoices):
         QUEUED = "queued"
@@ -205,6 +206,7 @@ class DeepSearch(models.Model):
     engine = models.CharField(max_length=16, blank=True, default="", help_text='"": the job\'s search; "stockfish"')
     lines = models.PositiveSmallIntegerField(default=0)
     client = models.CharField(max_length=64, blank=True, default="", db_index=True)
+    cost = models.FloatField(default=0.0, help_text="estimated worker seconds (webapp.ondemand.limits)")
 
     class Meta:
         ordering = ["-created_at"]

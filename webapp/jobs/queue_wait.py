@@ -1,6 +1,8 @@
 """Why a queued analysis waits, in words for its page: the analyses ahead of it for the users' worker
 slots, and about how long until one is free (each one's positions left times the site's measured cost,
-``webapp.jobs.estimates``). Background work has a lane of its own, so only analyses are counted."""
+``webapp.jobs.estimates``). Background work and on-demand work (lens, attention, lc0 comparisons,
+deeper searches) have lanes and workers of their own, so only analyses hold the users' slots and only
+analyses are counted."""
 
 from __future__ import annotations
 

@@ -34,6 +34,7 @@ from webapp.networks.figures import SCALE_NOTE
 from webapp.networks.lookup import in_service, out_of_service, withdrawal
 from webapp.networks.models import Network
 from webapp.networks.picker import groups as picker_groups
+from webapp.ondemand.clients import client_key
 from webapp.ondemand.refused import Refused
 from workers.dispatch import BrokerUnavailable
 
@@ -258,10 +259,11 @@ def job_deeper_stop(request: HttpRequest, job: AnalysisJob, deep_id: int) -> Jso
 
 
 def _client(request: HttpRequest) -> str:
-    """The browser session asking (made now if it has none): the deeper engine's limits are per client."""
+    """Who asks (``webapp.ondemand.clients``; a browser without a session gets one now, so that it
+    alone may stop its search): the deeper engine's limits are per client."""
     if not request.session.session_key:
         request.session.save()
-    return request.session.session_key
+    return client_key(request)
 
 
 @require_POST

@@ -29,7 +29,7 @@ from webapp.ondemand.refused import Refused
 from webapp.ondemand.serve import OnDemand, failed, pending
 
 NODES_MIN, NODES_MAX, NODES_DEFAULT = 10, 5000, 800
-# A worker runs a comparison for seconds: a few are queued per network at a time (LIMITS["lc0"]).
+# A worker runs a comparison for seconds: it costs lc0's nodes and the MCTS's (LIMITS["lc0"]).
 COMPARISONS = OnDemand(Lc0Comparison, "sightline.compare_lc0", LIMITS["lc0"], "the comparison with lc0",
                        reset={"data": {}})
 
@@ -85,7 +85,7 @@ def compare(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse:
     try:
         board, nodes = _checked(job, node_id, request.GET.get("nodes"))
         key = dict(position_key=node_key(job, node_id), network_checksum=job.network.checksum, nodes=nodes)
-        entry = COMPARISONS.serve(request, job, node_id, key,
+        entry = COMPARISONS.serve(request, job, node_id, key, units=2 * nodes,
                                   check_new=lambda: out_of_service(job.network) or _lc0_missing())
         if entry.status == Lc0Comparison.Status.FAILED:
             if entry.data.get("failed") != "lc0":  # Sightline's search failed: the worker's error, not lc0's

@@ -19,6 +19,7 @@ from webapp.jobs.models import AttentionMap, LensResult
 from webapp.lens import lens as lens_requests
 from webapp.lens.neurons import MAX_POOL_BYTES, game_fens
 from webapp.lens.attention_limits import refuse_for_session
+from webapp.lens.costs import lens_units
 from webapp.networks.lookup import out_of_service
 from webapp.ondemand.limits import LIMITS
 from webapp.ondemand.refused import Refused, sentence
@@ -151,7 +152,7 @@ def _lens_answer(request: HttpRequest, job, node_id: int, board: chess.Board, ch
     """A checked request answered from the cache, or queued for a worker (202 with ``poll``)."""
     key = dict(position_key=node_key(job, node_id), network_checksum=job.network.checksum,
                request_key=lens_requests.request_key(checked))
-    entry = LENS.serve(request, job, node_id, key, defaults={"request": checked},
+    entry = LENS.serve(request, job, node_id, key, units=lens_units(checked), defaults={"request": checked},
                        check_new=lambda: out_of_service(job.network))
     if entry.status == LensResult.Status.FAILED:
         raise failed(f"Computing the lens failed: {entry.error}")

