@@ -70,7 +70,7 @@ BAD = [
     ("ablate", {"layer": "1.5", "index": "0"}, "layer must be a whole number"),
     ("ablate", {"unit": "channel", "layer": "0", "index": "0"}, "no 'channel' units"),
     ("grid", {"move": "zz"}, "'zz' is not a UCI move"),
-    ("split", {"layer": "-1"}, "layer -1 is out of range"),
+    ("split", {"layer": "-1"}, "layer must be 0 or more"),
     ("neurons", {"layer": "0", "top": "33"}, "top must be between 1 and 32, not 33"),
     ("neurons", {"layer": "0", "unit": "head"}, "'head' units have no activations"),
     ("neuron", {"layer": "0", "index": "16"}, "mlp 16 is out of range"),

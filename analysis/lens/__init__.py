@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from analysis.models.lens import LensAdapter
 
-__all__ = ["LensError", "LensUnavailable", "MAX_SCALE", "lens_for"]
+__all__ = ["LensError", "LensMismatch", "LensUnavailable", "MAX_SCALE", "lens_for"]
 
 # Steering scales the lens accepts: 0 removes a unit's write, 1 is clean, 2 doubles, -1 flips.
 MAX_SCALE = 4.0
@@ -36,7 +36,13 @@ class LensError(ValueError):
     """A lens request that cannot be answered as asked (the message says why)."""
 
 
-class LensUnavailable(LensError):
+class LensMismatch(LensError):
+    """A well-formed request that does not fit this network or position (a layer or unit it does not
+    have, an illegal move, an unreadable FEN): the site answers 422, keeping 400 for a request that
+    breaks the API's published contract (its schema)."""
+
+
+class LensUnavailable(LensMismatch):
     """The network's family has no lens (or lacks the capability asked for)."""
 
 

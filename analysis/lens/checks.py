@@ -7,12 +7,15 @@ Query values may be text (an HTTP query) or numbers (the command line); both are
 from __future__ import annotations
 
 import math
+import re
 
 import chess
 
-from analysis.lens import MAX_SCALE, LensError
+from analysis.lens import MAX_SCALE, LensError, LensMismatch
 from analysis.positions import board_from_fen
 
+# A move in UCI as the lens reads one (a schema's pattern too); "a1a1" has the shape but is no move.
+UCI_MOVE = "[a-h][1-8][a-h][1-8][qrbn]?"
 MAX_POOL = 512  # positions in an uploaded FEN list (and the most of a game's a scan takes)
 
 
@@ -45,14 +48,19 @@ def whole(query, name: str, default: int | None = None, low: int = 0, high: int 
 
 
 def layer_in_range(layer: int, layers: int) -> int:
-    if not 0 <= layer < layers:
-        raise LensError(f"layer {layer} is out of range: the network has {layers} layers (0 to {layers - 1})")
+    """A negative layer is never one (LensError); one past the network's last does not fit it (LensMismatch)."""
+    if layer < 0:
+        raise LensError(f"layer must be 0 or more, not {layer}")
+    if layer >= layers:
+        raise LensMismatch(f"layer {layer} is out of range: the network has {layers} layers (0 to {layers - 1})")
     return layer
 
 
 def index_in_range(kind: str, index: int, per_layer: int) -> int:
-    if not 0 <= index < per_layer:
-        raise LensError(f"{kind} {index} is out of range: each layer has {per_layer} (0 to {per_layer - 1})")
+    if index < 0:
+        raise LensError(f"{kind} {index} is out of range: a unit is counted from 0")
+    if index >= per_layer:
+        raise LensMismatch(f"{kind} {index} is out of range: each layer has {per_layer} (0 to {per_layer - 1})")
     return index
 
 
@@ -65,7 +73,7 @@ def scale_in_range(scale: float) -> float:
 def known_readout(name: str, readouts) -> int:
     """Where readout point ``name`` sits among ``readouts`` (forward order)."""
     if name not in readouts:
-        raise LensError(f"unknown readout point {name!r}; this network has {', '.join(readouts)}")
+        raise LensMismatch(f"unknown readout point {name!r}; this network has {', '.join(readouts)}")
     return list(readouts).index(name)
 
 
@@ -78,15 +86,21 @@ def parse_move(text: str) -> chess.Move:
 
 def legal_move(board: chess.Board, uci: str) -> str:
     """``uci`` as a legal move of ``board`` in canonical UCI (LensError when bad or illegal)."""
-    move = parse_move(uci)
-    if move not in board.legal_moves:
-        raise LensError(f"{uci} is not a legal move in this position")
+    if re.fullmatch(UCI_MOVE, uci or ""):
+        try:
+            move = chess.Move.from_uci(uci)
+        except ValueError:
+            move = None  # the shape of a move, but none (a piece that stays on its square)
+    else:
+        move = parse_move(uci)
+    if move is None or move not in board.legal_moves:
+        raise LensMismatch(f"{uci} is not a legal move in this position")
     return move.uci()
 
 
 def has_moves(board: chess.Board) -> None:
     if not any(board.legal_moves):
-        raise LensError("the position has no legal moves (the game is over), so there is nothing to take apart")
+        raise LensMismatch("the position has no legal moves (the game is over), so there is nothing to take apart")
 
 
 def parse_fens(value) -> list[str]:
@@ -95,18 +109,20 @@ def parse_fens(value) -> list[str]:
     (``analysis.positions.board_from_fen``), at least one with a legal move; normalised FENs.
     A refused FEN is named by where it was: ``fens[i]`` in a list, ``line n`` in a text."""
     placed = _placed_fens(value)
+    # A list's length is the schema's (maxItems); a text's lines and every FEN's content are not.
+    refusal = LensError if isinstance(value, list) else LensMismatch
     if not placed:
-        raise LensError("the FEN list is empty")
+        raise refusal("the FEN list is empty")
     if len(placed) > MAX_POOL:
-        raise LensError(f"the FEN list has {len(placed)} positions; at most {MAX_POOL} are scanned")
+        raise refusal(f"the FEN list has {len(placed)} positions; at most {MAX_POOL} are scanned")
     boards = []
     for place, fen in placed:
         try:
             boards.append(board_from_fen(fen))
         except ValueError as exc:
-            raise LensError(f"{place}: {exc}") from None
+            raise LensMismatch(f"{place}: {exc}") from None
     if not any(any(board.legal_moves) for board in boards):
-        raise LensError("no position of the list has a legal move, so there is nothing to scan")
+        raise LensMismatch("no position of the list has a legal move, so there is nothing to scan")
     return [board.fen() for board in boards]
 
 

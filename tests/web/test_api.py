@@ -70,13 +70,16 @@ def test_a_session_needs_the_csrf_token(material_network, queued):
     assert accepted.status_code == 201, accepted.content
 
 
+# 400: the body breaks the schema; 422: it keeps the schema, but is not a game the site can analyse as asked.
 @pytest.mark.parametrize("data, status, fragment", [
-    ({"pgn": "1. e4 e5 2. Ke3 *"}, 400, "Ply 3 (2. Ke3): illegal move"),
-    ({"fen": "8/8/8/8/8/8/8/8 w - - 0 1"}, 400, "FEN"),
-    ({}, 400, "Paste a PGN"),
-    ({"pgn": GAME, "network": "nope"}, 400, "Unknown network 'nope'"),
-    ({"pgn": GAME, "search": "mcts", "budget": 10**9}, 400, "out of range"),
-    ({"pgn": "x" * 1_000_001}, 413, "the limit is 1 MB"),
+    ({"pgn": "1. e4 e5 2. Ke3 *"}, 422, "Ply 3 (2. Ke3): illegal move"),
+    ({"fen": "8/8/8/8/8/8/8/8 w - - 0 1"}, 422, "FEN"),
+    ({}, 400, "Give exactly one of pgn"),
+    ({"pgn": GAME, "fen": "8/8/8/8/8/8/8/K1k5 w - - 0 1"}, 400, "Give exactly one of pgn"),
+    ({"pgn": GAME, "network": "nope"}, 422, "Unknown network 'nope'"),
+    ({"pgn": GAME, "search": "mcts", "budget": 10**9}, 400, "less than or equal to 20000"),
+    ({"pgn": GAME, "search": "alphabeta", "budget": 7}, 422, "out of range for alphabeta"),
+    ({"pgn": "x" * 1_000_001}, 400, "the limit is 1 MB"),  # over the schema's maxLength (characters)
 ])
 def test_submit_errors_say_what_is_wrong(client, material_network, token, data, status, fragment):
     payload = {"network": "material", "search": "value", **data}
@@ -89,7 +92,7 @@ def test_submit_errors_say_what_is_wrong(client, material_network, token, data, 
 def test_submit_several_games_lists_them(client, material_network, token):
     two = '[White "A"]\n\n1. e4 *\n\n[White "B"]\n\n1. d4 *\n'
     response = submit(client, {"pgn": two, "network": "material", "search": "value"}, token)
-    assert response.status_code == 400 and [g["index"] for g in response.json()["games"]] == [0, 1]
+    assert response.status_code == 422 and [g["index"] for g in response.json()["games"]] == [0, 1]
 
 
 def test_submit_malformed_json(client, material_network, token):

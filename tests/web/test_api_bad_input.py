@@ -37,7 +37,7 @@ def test_deep_nesting_at_the_top_level_is_a_400(client, material_network, token)
 def test_nesting_within_the_bound_is_read(client, material_network, token):
     nested = "[" * 30 + "]" * 30
     response = post_json(client, f'{{"pgn": "1. e4 Ke7 *", "network": "material", "search": "value", "extra": {nested}}}', token)
-    assert response.status_code == 400 and "illegal move" in response.json()["error"]  # the form read it
+    assert response.status_code == 422 and "illegal move" in response.json()["error"]  # the form read it
 
 
 @pytest.mark.parametrize("body, where", [

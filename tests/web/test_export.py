@@ -169,12 +169,16 @@ def test_board_svg_with_the_explorers_attention_map(client, tiny_network, materi
     assert 'class="arrow' not in svg  # the attention map replaces the policy arrows
     column = client.get(url, {"layer": 0, "head": "mean", "query": "d5", "mode": "col"})
     assert column.status_code == 200 and column.content != response.content
-    for params, words in [({"layer": 2, "query": "e4"}, "layer must be a number from 0 to 1"),
-                          ({"layer": 0, "head": 4, "query": "e4"}, "head must be"),
-                          ({"layer": 0, "query": "e9"}, "query must be a square"),
-                          ({"layer": 0, "query": "e4", "mode": "diagonal"}, "mode must be row or col")]:
+    # 400: what the schema refuses (with or without layer); 422: well-formed, but not this network's.
+    for params, status, words in [({"layer": 2, "query": "e4"}, 422, "layer must be a number from 0 to 1"),
+                                  ({"layer": 0, "head": 4, "query": "e4"}, 422, "head must be"),
+                                  ({"layer": 0}, 422, "give query"),
+                                  ({"layer": "-1", "query": "e4"}, 400, "layer must be a whole number"),
+                                  ({"layer": 0, "query": "e9"}, 400, "query must be a square"),
+                                  ({"query": "e9"}, 400, "query must be a square"),
+                                  ({"layer": 0, "query": "e4", "mode": "diagonal"}, 400, "mode must be row or col")]:
         bad = client.get(url, params)
-        assert bad.status_code == 400 and words in bad.json()["error"], (params, bad.content)
+        assert bad.status_code == status and words in bad.json()["error"], (params, bad.content)
     plain = finished(parse_pgn("1. e4 e5 *"), material_network)
     refused = client.get(f"/jobs/{plain.id}/nodes/1/board.svg", {"layer": 0, "query": "e4"})
-    assert refused.status_code == 400 and "has no attention maps" in refused.json()["error"]
+    assert refused.status_code == 404 and "has no attention maps" in refused.json()["error"]

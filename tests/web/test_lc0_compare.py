@@ -130,14 +130,14 @@ def test_only_networks_lc0_runs_offer_it(client, tiny_network, material_network,
     for network in (tiny_network, material_network):
         other = create_job(parse_pgn(SHORT_GAME), network, "mcts", 16, dispatch=False)
         response = client.get(url(other, 0))
-        assert response.status_code == 400 and "cannot run" in response.json()["error"]
+        assert response.status_code == 422 and "cannot run" in response.json()["error"]
         assert lc0_requests.panel_settings(other) is None  # no button at all
         assert 'id="lc0-compare"' not in client.get(f"/jobs/{other.id}/").content.decode()
     page = client.get(f"/jobs/{job.id}/").content.decode()
     assert 'id="lc0-start"' in page and 'value="16"' in page  # the job's own nodes by default
     mated = create_job(parse_pgn("1. f3 e5 2. g4 Qh4# 0-1"), job.network, "policy", 1, dispatch=False)
     response = client.get(url(mated, 4))
-    assert response.status_code == 400 and "game is over" in response.json()["error"]
+    assert response.status_code == 422 and "game is over" in response.json()["error"]
     assert lc0_requests.default_nodes(mated) == lc0_requests.NODES_DEFAULT  # policy has no nodes
     assert not sent and not Lc0Comparison.objects.exists()
 

@@ -82,28 +82,29 @@ def test_the_head_grid(client, job, sent, tiny_network):
     assert all(all(row) for row in body["exact"]) and body["move"] == "e2e4"
 
 
-@pytest.mark.parametrize("quantity, query, fragment", [
-    ("ablate", "?layer=9&index=0", "layer 9 is out of range"),
-    ("ablate", "?layer=0&index=99", "head 99 is out of range"),
-    ("ablate", "?layer=0&index=0&scale=4.5", "outside [-4, 4]"),
-    ("ablate", "?layer=0&index=0&scale=nan", "finite"),
-    ("ablate", "?layer=x&index=0", "layer must be a whole number"),
-    ("ablate", "?index=0", "layer is required"),
-    ("ablate", "?unit=channel&layer=0&index=0", "no 'channel' units"),
-    ("grid", "?move=e2e5", "not a legal move"),
-    ("grid", "?move=zz", "not a UCI move"),
-    ("logit", "?moves=a2a3,b2b3,c2c3,d2d3,e2e3", "at most 4"),
+@pytest.mark.parametrize("quantity, query, status, fragment", [
+    ("ablate", "?layer=9&index=0", 422, "layer 9 is out of range"),  # well-formed, not this network's
+    ("ablate", "?layer=0&index=99", 422, "head 99 is out of range"),
+    ("ablate", "?layer=0&index=0&scale=4.5", 400, "outside [-4, 4]"),  # the schema's bounds
+    ("ablate", "?layer=0&index=0&scale=nan", 400, "finite"),
+    ("ablate", "?layer=x&index=0", 400, "layer must be a whole number"),
+    ("ablate", "?index=0", 400, "layer is required"),
+    ("ablate", "?unit=channel&layer=0&index=0", 422, "no 'channel' units"),
+    ("grid", "?move=e2e5", 422, "not a legal move"),
+    ("grid", "?move=a1a1", 422, "not a legal move"),  # the shape of a UCI move, but none
+    ("grid", "?move=zz", 400, "not a UCI move"),
+    ("logit", "?moves=a2a3,b2b3,c2c3,d2d3,e2e3", 400, "at most 4"),
 ])
-def test_bad_input_is_one_400_and_nothing_is_stored(client, job, sent, quantity, query, fragment):
+def test_bad_input_is_one_refusal_and_nothing_is_stored(client, job, sent, quantity, query, status, fragment):
     response = client.get(lens_url(job, 0, quantity, query))
-    assert response.status_code == 400 and fragment.lower() in response.json()["error"].lower(), response.json()
+    assert response.status_code == status and fragment.lower() in response.json()["error"].lower(), response.json()
     assert LensResult.objects.count() == 0 and sent == []
 
 
 def test_a_network_without_a_lens_says_why(client, material_network, sent):
     job = create_job(parse_pgn(GAME), material_network, "value", 1, dispatch=False)
     response = client.get(lens_url(job, 0, "logit"))
-    assert response.status_code == 400 and "not a network" in response.json()["error"]
+    assert response.status_code == 422 and "not a network" in response.json()["error"]
     about = client.get(f"/api/jobs/{job.id}/nodes/0/lens/").json()
     assert "not a network" in about["unavailable"]["lens"] and LensResult.objects.count() == 0
 
@@ -180,16 +181,16 @@ def test_the_web_process_never_loads_a_checkpoint_to_describe_the_lens(client, j
     about = client.get(f"/api/jobs/{job.id}/nodes/0/lens/")
     assert about.status_code == 200 and about.json()["units"]["head"]["layers"] >= 1
     assert client.get(lens_url(job, 0, "ablate", "?layer=0&index=0")).status_code == 202
-    assert client.get(lens_url(job, 0, "ablate", "?layer=99&index=0")).status_code == 400
+    assert client.get(lens_url(job, 0, "ablate", "?layer=99&index=0")).status_code == 422
 
 
 def test_a_network_whose_lens_was_never_described_says_so(client, job, sent, tiny_network, monkeypatch):
     """A row registered before descriptions were stored, whose file the migration could not read:
-    refused with the reason (a 400, not a 500), nothing loaded, stored or queued."""
+    refused with the reason (a 422, not a 500), nothing loaded, stored or queued."""
     monkeypatch.setattr("analysis.checkpoint.load_evaluator", lambda *a, **k: (_ for _ in ()).throw(OSError("gone")))
     Network.objects.filter(pk=tiny_network.pk).update(lens_description={})
     response = client.get(lens_url(job, 0, "logit"))
-    assert response.status_code == 400 and "not been described" in response.json()["error"]
+    assert response.status_code == 422 and "not been described" in response.json()["error"]
     about = client.get(f"/api/jobs/{job.id}/nodes/0/lens/").json()
     assert "not been described" in about["unavailable"]["lens"]
     assert LensResult.objects.count() == 0 and sent == []

@@ -45,11 +45,12 @@ def test_the_split_is_pending_then_the_three_maps(client, job, sent, tiny_networ
     np.testing.assert_allclose(again, final, atol=2e-3)
 
 
-@pytest.mark.parametrize("query,fragment", [("?layer=2", "layer 2 is out of range"), ("?layer=-1", "out of range"),
-                                            ("?layer=x", "layer must be a whole number")])
-def test_an_unknown_layer_is_one_400_and_nothing_is_stored(client, job, sent, query, fragment):
+@pytest.mark.parametrize("query,status,fragment", [("?layer=2", 422, "layer 2 is out of range"),
+                                                   ("?layer=-1", 400, "layer must be 0 or more"),
+                                                   ("?layer=x", 400, "layer must be a whole number")])
+def test_an_unknown_layer_is_one_refusal_and_nothing_is_stored(client, job, sent, query, status, fragment):
     response = client.get(split_url(job, 0, query))
-    assert response.status_code == 400 and fragment.lower() in response.json()["error"].lower(), response.json()
+    assert response.status_code == status and fragment.lower() in response.json()["error"].lower(), response.json()
     assert LensResult.objects.count() == 0 and sent == []
 
 
@@ -66,7 +67,7 @@ def test_a_network_without_the_split_says_why(client, db, sent, tmp_path):
     network = register_checkpoint(tmp_path / "absolute.safetensors", "cf-absolute-test")
     job = create_job(parse_pgn(GAME), network, "policy", 1, dispatch=False)
     response = client.get(split_url(job, 0))
-    assert response.status_code == 400 and "absolute positions" in response.json()["error"]
+    assert response.status_code == 422 and "absolute positions" in response.json()["error"]
     about = client.get(f"/api/jobs/{job.id}/nodes/0/lens/").json()
     assert "added to the tokens" in about["unavailable"]["split"]
     assert LensResult.objects.count() == 0 and sent == []

@@ -148,49 +148,53 @@ def test_a_fen_list_at_the_position_rules_edges_is_queued(client, job, sent):
     assert LensResult.objects.get().request["fens"] == edges
 
 
+# 400: the request breaks the schema; 422: well-formed, but not for this network or position.
 BAD_GETS = [
-    ("neurons", "?layer=2", "layer 2 is out of range"),
-    ("neurons", "", "layer is required"),
-    ("neurons", "?layer=x", "layer must be a whole number"),
-    ("neurons", "?layer=0&top=33", "top must be between 1 and 32"),
-    ("neurons", "?layer=0&unit=head", "'head' units have no activations"),
-    ("neurons", "?layer=0&unit=channel", "'channel' units have no activations"),
-    ("neuron", "?layer=0&index=32", "mlp 32 is out of range"),
-    ("neuron", "?layer=0&index=-1", "index must be 0 or more"),
-    ("neuron", "?layer=0", "index is required"),
-    ("carriers", "?move=e2e5", "not a legal move"),
-    ("carriers", "?move=zz", "not a UCI move"),
-    ("carriers", "", "not a UCI move"),
-    ("where-else", "?layer=0&index=99", "out of range"),
-    ("where-else", "?layer=0&index=0&pool=moon", "pool must be one of atlas, game, fens"),
-    ("where-else", "?layer=0&index=0&pool=fens", "sent with post"),
+    ("neurons", "?layer=2", 422, "layer 2 is out of range"),
+    ("neurons", "", 400, "layer is required"),
+    ("neurons", "?layer=x", 400, "layer must be a whole number"),
+    ("neurons", "?layer=0&top=33", 400, "top must be between 1 and 32"),
+    ("neurons", "?layer=0&unit=head", 422, "'head' units have no activations"),
+    ("neurons", "?layer=0&unit=channel", 422, "'channel' units have no activations"),
+    ("neuron", "?layer=0&index=32", 422, "mlp 32 is out of range"),
+    ("neuron", "?layer=0&index=-1", 400, "index must be 0 or more"),
+    ("neuron", "?layer=0", 400, "index is required"),
+    ("carriers", "?move=e2e5", 422, "not a legal move"),
+    ("carriers", "?move=zz", 400, "not a UCI move"),
+    ("carriers", "", 400, "not a UCI move"),
+    ("where-else", "?layer=0&index=99", 422, "out of range"),
+    ("where-else", "?layer=0&index=0&pool=moon", 400, "pool must be one of atlas, game, fens"),
+    ("where-else", "?layer=0&index=0&pool=fens", 400, "sent with post"),
 ]
 
 
-@pytest.mark.parametrize("quantity, query, fragment", BAD_GETS)
-def test_a_bad_request_is_one_400_and_nothing_is_stored(client, job, sent, quantity, query, fragment):
+@pytest.mark.parametrize("quantity, query, status, fragment", BAD_GETS)
+def test_a_bad_request_is_one_refusal_and_nothing_is_stored(client, job, sent, quantity, query, status, fragment):
     response = client.get(url(job, 0, quantity, query))
-    assert response.status_code == 400 and fragment.lower() in response.json()["error"].lower(), response.json()
+    assert response.status_code == status and fragment.lower() in response.json()["error"].lower(), response.json()
     assert LensResult.objects.count() == 0 and sent == []
 
 
 BAD_POSTS = [
     ({"layer": 0, "index": 0, "fens": POOL[:1] * (MAX_POOL + 1)}, 400, f"at most {MAX_POOL}"),
-    ({"layer": 0, "index": 0, "fens": ["not a fen"]}, 400, "fens[0]: invalid fen"),
-    ({"layer": 0, "index": 0, "fens": [POOL[0], "8/8/8/8/8/8/8/8 w - - 0 1"]}, 400, "fens[1]: illegal position"),
+    ({"layer": 0, "index": 0, "fens": "\n".join(POOL[:1] * (MAX_POOL + 1))}, 422, f"at most {MAX_POOL}"),
+    ({"layer": 0, "index": 0, "fens": ["not a fen"]}, 422, "fens[0]: invalid fen"),
+    ({"layer": 0, "index": 0, "fens": [POOL[0], "8/8/8/8/8/8/8/8 w - - 0 1"]}, 422, "fens[1]: illegal position"),
     # The issue's: a clock over 65,535 was answered 202 and failed in the worker; 10**30 was taken as a move number.
-    ({"layer": 0, "index": 0, "fens": [POOL[0], EDGE.format(clock=65_536, move=1)]}, 400, "fens[1]: the half-move clock 65536"),
-    ({"layer": 0, "index": 0, "fens": [EDGE.format(clock=MAX_HALFMOVE_CLOCK + 1, move=1)]}, 400, "fens[0]: the half-move clock 151"),
-    ({"layer": 0, "index": 0, "fens": [POOL[1], POOL[2], EDGE.format(clock=0, move=10 ** 30)]}, 400,
+    ({"layer": 0, "index": 0, "fens": [POOL[0], EDGE.format(clock=65_536, move=1)]}, 422, "fens[1]: the half-move clock 65536"),
+    ({"layer": 0, "index": 0, "fens": [EDGE.format(clock=MAX_HALFMOVE_CLOCK + 1, move=1)]}, 422, "fens[0]: the half-move clock 151"),
+    ({"layer": 0, "index": 0, "fens": [POOL[1], POOL[2], EDGE.format(clock=0, move=10 ** 30)]}, 422,
      "fens[2]: the move number of 31 digits"),
-    ({"layer": 0, "index": 0, "fens": [EDGE.format(clock=0, move=MAX_FULLMOVE_NUMBER + 1)]}, 400, "move number 10,001"),
-    ({"layer": 0, "index": 0, "fens": [EDGE.format(clock=0, move=0)]}, 400, "fens[0]: the move number 0"),
-    ({"layer": 0, "index": 0, "fens": POOL[0] + "\n# next\n" + EDGE.format(clock=151, move=1)}, 400, "line 3: the half"),
+    ({"layer": 0, "index": 0, "fens": [EDGE.format(clock=0, move=MAX_FULLMOVE_NUMBER + 1)]}, 422, "move number 10,001"),
+    ({"layer": 0, "index": 0, "fens": [EDGE.format(clock=0, move=0)]}, 422, "fens[0]: the move number 0"),
+    ({"layer": 0, "index": 0, "fens": POOL[0] + "\n# next\n" + EDGE.format(clock=151, move=1)}, 422, "line 3: the half"),
     ({"layer": 0, "index": 0, "fens": []}, 400, "empty"),
-    ({"layer": 0, "index": 0, "fens": POOL[3:]}, 400, "no position of the list has a legal move"),
+    ({"layer": 0, "index": 0, "fens": POOL[3:]}, 422, "no position of the list has a legal move"),
     ({"layer": 0, "index": 0, "fens": [1, 2]}, 400, "list of fen strings"),
     ({"layer": 0, "index": 0}, 400, "fens is required"),
-    ({"layer": 5, "index": 0, "fens": POOL}, 400, "layer 5 is out of range"),
+    ({"layer": "0", "index": 0, "fens": POOL}, 400, "layer must be a whole number (a JSON integer)"),
+    ({"layer": 0, "index": 0, "unit": 3, "fens": POOL}, 400, "unit must be a string"),
+    ({"layer": 5, "index": 0, "fens": POOL}, 422, "layer 5 is out of range"),
     ([POOL], 400, "json object"),
     ({"layer": 0, "index": 0, "fens": "x" * (200 * 1024)}, 413, "at most 131,072"),
 ]
@@ -211,7 +215,7 @@ def test_an_unknown_scan_or_job_is_404(client, job, sent):
 def test_a_network_without_a_lens_says_why(client, material_network, sent):
     job = create_job(parse_pgn(GAME), material_network, "value", 1, dispatch=False)
     response = client.get(url(job, 0, "neurons", "?layer=0"))
-    assert response.status_code == 400 and "not a network" in response.json()["error"]
+    assert response.status_code == 422 and "not a network" in response.json()["error"]
     assert LensResult.objects.count() == 0 and sent == []
 
 

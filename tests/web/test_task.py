@@ -226,7 +226,8 @@ def test_attention_endpoint_computes_on_demand(client, analysed_job):
     assert body["layers"] == 2 and body["heads"] == 4 and body["layer"] == 1
     maps = dequantise(base64.b64decode(body["maps"]), base64.b64decode(body["scales"]), body["heads"])
     assert np.allclose(maps.sum(axis=-1), 1.0, atol=0.05)  # each query row is a softmax
-    assert client.get(f"/api/jobs/{job.id}/nodes/3/attention/?layer=7").status_code == 400
+    assert client.get(f"/api/jobs/{job.id}/nodes/3/attention/?layer=7").status_code == 422  # not this network's
+    assert client.get(f"/api/jobs/{job.id}/nodes/3/attention/?layer=-1").status_code == 400  # never a layer
     assert client.get(f"/api/jobs/{job.id}/nodes/99/attention/").status_code == 404
     assert AttentionMap.objects.get().status == "ready"
 
@@ -234,7 +235,7 @@ def test_attention_endpoint_computes_on_demand(client, analysed_job):
 def test_attention_bad_layer_is_refused_before_any_work(client, analysed_job):
     job, queued = analysed_job
     response = client.get(f"/api/jobs/{job.id}/nodes/2/attention/?layer=5")
-    assert response.status_code == 400 and "between 0 and 1" in response.json()["error"]
+    assert response.status_code == 422 and "between 0 and 1" in response.json()["error"]
     assert queued == [] and not AttentionMap.objects.exists()
 
 

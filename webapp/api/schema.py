@@ -23,25 +23,6 @@ class Error(serializers.Serializer):
     retry = serializers.CharField(required=False, help_text="Attention that failed: the query that queues it again.")
 
 
-class Submission(serializers.Serializer):
-    """The home page's form fields: one of ``pgn`` and ``fen``. In JSON the text fields are strings
-    and the numbers integers; a field sent as null counts as not sent."""
-
-    pgn = serializers.CharField(required=False, allow_null=True, help_text="A game in PGN (at most 1 MB and "
-                                                                            "1,000 plies).")
-    fen = serializers.CharField(required=False, allow_null=True, help_text="A position instead of a game.")
-    network = serializers.CharField(help_text="A network's name (the site's network list).")
-    search = serializers.CharField(required=False, allow_null=True, help_text="value, policy, alphabeta, mcts, ...")
-    budget = serializers.IntegerField(required=False, allow_null=True,
-                                      help_text="The search's budget (its own unit and range).")
-    game_index = serializers.IntegerField(required=False, allow_null=True, min_value=0,
-                                          help_text="Which game of a PGN that holds several.")
-    engine_nodes = serializers.IntegerField(
-        required=False, allow_null=True,
-        help_text="Stockfish's nodes per position in the engine lane beside the network (its marks, accuracy "
-                  "and line): 1000 to 2000000, 0 for no engine; not sent: the site's default (100000).")
-
-
 SUBMISSION_EXAMPLES = [
     OpenApiExample("A game", request_only=True,
                    value={"pgn": "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 *", "network": "material", "search": "value"}),
@@ -257,16 +238,6 @@ class ScanPending(LensPending):
     total = serializers.IntegerField(help_text="Positions to scan (0 until the worker starts).")
 
 
-class FenPool(serializers.Serializer):
-    layer = serializers.IntegerField()
-    index = serializers.IntegerField()
-    unit = serializers.CharField(required=False, help_text="mlp (default).")
-    top = serializers.IntegerField(required=False, help_text="1 to 32; default 8.")
-    fens = serializers.JSONField(help_text="A list of FENs, or one text with a FEN a line (at most 512), each "
-                                              "checked as the home form's FEN (half-move clock 0 to 150, move number "
-                                              "1 to 10,000, a legal position).")
-
-
 class SearchLine(serializers.Serializer):
     move = serializers.CharField(help_text="UCI.")
     san = serializers.CharField()
@@ -326,3 +297,13 @@ NOT_FOUND = error("No such job (or position), or the address is not one of the A
 # webapp.networks.lookup.out_of_service: the one refusal of new work on a withdrawn or retired network.
 WITHDRAWN = error("The network was withdrawn by an admin or retired by serve (the reason); nothing was stored or "
                   "queued. What is already stored on it is still answered.")
+
+
+def every_body_required(result: dict, generator, request, public) -> dict:
+    """drf-spectacular hook: every request body the API takes is required (the site refuses a POST
+    without one), which drf-spectacular cannot tell for a oneOf of shapes."""
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            if "requestBody" in operation:
+                operation["requestBody"]["required"] = True
+    return result

@@ -26,7 +26,7 @@ from webapp.jobs.jobs import BrokerUnavailable, create_job, get_job_or_404
 from webapp.jobs.ownership import remember_owner
 from webapp.jobs.results import job_results
 from webapp.jobs.state import job_state
-from webapp.api import schema
+from webapp.api import schema, submission
 from webapp.api.openread import OpenRead
 from webapp.networks.figures import DEFAULT_RULE
 from webapp.networks.models import Network
@@ -66,32 +66,42 @@ class NetworkList(APIView):
 
 
 class SubmitJob(APIView):
-    """POST /api/jobs/: the home form's fields as JSON or form data; 201 with the job's links."""
+    """POST /api/jobs/: the home form's fields as JSON or form data; 201 with the job's links. The
+    contract (``webapp.api.submission``, the schema) is checked first (400), then the form (422)."""
 
     permission_classes = [IsAuthenticated]
 
     @extend_schema(
-        operation_id="submit_job", request=schema.Submission, examples=schema.SUBMISSION_EXAMPLES,
+        operation_id="submit_job", request=submission.REQUEST, examples=schema.SUBMISSION_EXAMPLES,
         description="Submit a game (PGN) or a position (FEN) for analysis: the home page's form fields, as JSON, "
-                    "form data or multipart. Needs a token (`Authorization: Token ...`) or a signed-in session "
-                    "with its CSRF token. 201 with the job's links; a refused submission saves nothing.",
+                    "form data or multipart; exactly one of `pgn` and `fen`. Needs a token (`Authorization: Token "
+                    "...`) or a signed-in session with its CSRF token. 201 with the job's links; a refused "
+                    "submission saves nothing.",
         responses={201: schema.JobLinks,
-                   400: schema.error("The input is refused (a bad game, FEN, network, search, budget or engine budget; "
-                                     "malformed JSON); nothing is saved."),
+                   400: schema.error("The body breaks this schema (a field of the wrong type or out of its bounds, "
+                                     "not exactly one of pgn and fen, an unknown search, malformed JSON); nothing "
+                                     "is saved."),
                    401: schema.error("No credentials, or a token that is not valid."),
                    403: schema.error("A browser session without Django's CSRF token."),
                    413: schema.error("The PGN or the request body is over its limit."),
                    410: schema.error("The network named was withdrawn by an admin or retired by serve (the "
                                      "reason); nothing is saved."),
                    415: schema.error("A content type other than JSON, a form or multipart."),
+                   422: schema.error("Well-formed, but not a game the site can analyse as asked: an unreadable game "
+                                     "or FEN, an unknown network, a budget outside its search's own range, a search "
+                                     "the network cannot run, a PGN of several games without game_index; nothing "
+                                     "is saved."),
                    503: schema.error("The analysis queue is unavailable; nothing was started. See Retry-After.")})
     def post(self, request):
         wrong_types = _json_type_errors(request.data)
         if wrong_types:
             return Response({"error": next(iter(wrong_types.values()))[0], "errors": wrong_types}, status=400)
+        breaches = submission.contract_errors(request.data)
+        if breaches:
+            return Response({"error": next(iter(breaches.values()))[0], "errors": breaches}, status=400)
         form = AnalyseForm(_form_data(request.data))
-        if not form.is_valid():
-            return Response(_form_errors(form), status=form.status_code)
+        if not form.is_valid():  # within the contract, so the form's refusal is of what was asked (422)
+            return Response(_form_errors(form), status=413 if form.status_code == 413 else 422)
         try:
             job = create_job(form.tree, form.cleaned_data["network"], form.cleaned_data["search"],
                              form.cleaned_data["budget"], engine_nodes=form.cleaned_data["engine_nodes"])

@@ -4,6 +4,7 @@ page's address does (``webapp.jobs.views``, ``webapp.jobs.sharing``)."""
 
 from __future__ import annotations
 
+import chess
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 
@@ -48,15 +49,22 @@ class BoardPicture(FileRead):
                                "computed: a picture queues no work). Also at "
                                "`/jobs/{job_id}/nodes/{node_id}/board.svg`.",
                    parameters=[OpenApiParameter("flip", str, enum=["0", "1"], description="1: Black at the bottom."),
-                               OpenApiParameter("layer", int, description="An attention layer, counted from 0."),
-                               OpenApiParameter("head", str, description='With layer: "mean" (default) or a head, '
-                                                                        "from 0."),
-                               OpenApiParameter("query", str, description="With layer: the query square, a1 to h8."),
-                               OpenApiParameter("mode", str, description="With layer: row, where the square "
-                                                                         "looks (default); col, what looks at it.")],
+                               OpenApiParameter("layer", {"type": "integer", "minimum": 0},
+                                                description="An attention layer, counted from 0."),
+                               OpenApiParameter("head", {"type": "string", "pattern": "^(?:mean|[0-9]+)$"},
+                                                description='With layer: "mean" (default) or a head, from 0.'),
+                               OpenApiParameter("query", str, enum=list(chess.SQUARE_NAMES),
+                                                description="With layer (and needed there): the query square, "
+                                                            "a1 to h8."),
+                               OpenApiParameter("mode", str, enum=["row", "col"],
+                                                description="With layer: row, where the square looks (default); "
+                                                            "col, what looks at it.")],
                    responses={(200, "image/svg+xml"): OpenApiResponse(OpenApiTypes.STR, description="The picture."),
-                              400: schema.error("A parameter out of range, or a network without attention maps."),
-                              404: schema.NOT_FOUND,
+                              400: schema.error("A parameter that breaks this schema."),
+                              404: schema.error("No such job or position, or (with layer) a network without "
+                                                "attention maps."),
+                              422: schema.error("Well-formed, but not for this network: a layer or head it does not "
+                                                "have, or layer without query."),
                               409: schema.error("The attention asked for is not computed yet: open the explorer "
                                                 "on the position first.")})
     def get(self, request, job_id: str, node_id: int):

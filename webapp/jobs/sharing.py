@@ -53,23 +53,29 @@ def board_picture(request: HttpRequest, job_id: str, node_id: int) -> HttpRespon
 def _attention_view(request: HttpRequest, job: AnalysisJob, node_id: int):
     """(AttentionView, that layer's maps) from ``?layer=&head=&query=&mode=`` (the explorer's link
     parameters), or None without ``layer``. Only stored maps are drawn: a picture queues no work."""
-    if "layer" not in request.GET:
+    layer, head = request.GET.get("layer"), request.GET.get("head", "mean")
+    query, mode = request.GET.get("query"), request.GET.get("mode", "row")
+    # The contract first, with or without layer (400: what the schema says), then what this network has.
+    if layer is not None and not (layer.isascii() and layer.isdigit()):
+        raise Refused("layer must be a whole number, 0 or more.")
+    if head != "mean" and not (head.isascii() and head.isdigit()):
+        raise Refused('head must be "mean" or a whole number, 0 or more.')
+    if query is not None and query not in chess.SQUARE_NAMES:
+        raise Refused("query must be a square name, a1 to h8.")
+    if mode not in ("row", "col"):
+        raise Refused("mode must be row or col.")
+    if layer is None:
         return None
     shape = job.network.caps.attention
     if shape is None:
-        raise Refused(f"{job.network.name} has no attention maps.")
+        raise Refused(f"{job.network.name} has no attention maps.", status=404)
     layers, heads = shape
-    layer, head = request.GET.get("layer", ""), request.GET.get("head", "mean")
-    if not layer.isdigit() or not 0 <= int(layer) < layers:
-        raise Refused(f"layer must be a number from 0 to {layers - 1}.")
-    if head != "mean" and (not head.isdigit() or not 0 <= int(head) < heads):
-        raise Refused(f'head must be "mean" or a number from 0 to {heads - 1}.')
-    query = request.GET.get("query", "")
-    if query not in chess.SQUARE_NAMES:
-        raise Refused("query must be a square name, a1 to h8.")
-    mode = request.GET.get("mode", "row")
-    if mode not in ("row", "col"):
-        raise Refused("mode must be row or col.")
+    if _count(layer) >= layers:
+        raise Refused(f"layer must be a number from 0 to {layers - 1}.", status=422)
+    if head != "mean" and _count(head) >= heads:
+        raise Refused(f'head must be "mean" or a number from 0 to {heads - 1}.', status=422)
+    if query is None:
+        raise Refused("With layer, give query: the square whose attention is drawn, a1 to h8.", status=422)
     key = node_key(job, node_id)
     entry = AttentionMap.objects.filter(position_key=key, network_checksum=job.network.checksum,
                                         status=AttentionMap.Status.READY).first()
@@ -79,6 +85,12 @@ def _attention_view(request: HttpRequest, job: AnalysisJob, node_id: int):
     maps = dequantise(*decode_layer(bytes(entry.data), entry.layers, entry.heads, int(layer)), entry.heads)
     view = AttentionView(int(layer), head if head == "mean" else int(head), chess.parse_square(query), mode)
     return view, maps
+
+
+def _count(digits: str) -> int:
+    """ASCII digits as a number; one too long to read (int() refuses 4,300 digits) is simply too large."""
+    digits = digits.lstrip("0") or "0"
+    return int(digits) if len(digits) <= 18 else 10**18
 
 
 @require_POST

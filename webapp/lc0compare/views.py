@@ -65,17 +65,18 @@ def _checked(job, node_id: int, raw_nodes: str | None) -> tuple[chess.Board, int
     """The position and nodes asked for, or ``Refused`` saying what is wrong."""
     if not 0 <= node_id < len(job.nodes):
         raise Refused(f"This analysis has no position {node_id}.", status=404)
-    runs, why = runs_in_lc0(job.network)
-    if not runs:
-        raise Refused(why or f"lc0's own search cannot run {job.network.name}: only Lc0 networks "
-                                    "it can read are compared with lc0.")
+    # The contract first (400: nodes out of its published range), then what this job allows (422).
     nodes = str(default_nodes(job)) if raw_nodes in (None, "") else raw_nodes
     # ASCII digits only ("²" is a digit to isdigit, not to int), and short (no 10,000-digit int()).
     if not (nodes.isascii() and nodes.isdigit() and len(nodes) <= 6) or not NODES_MIN <= int(nodes) <= NODES_MAX:
         raise Refused(f"nodes must be a whole number from {NODES_MIN} to {NODES_MAX}.")
+    runs, why = runs_in_lc0(job.network)
+    if not runs:
+        raise Refused(why or f"lc0's own search cannot run {job.network.name}: only Lc0 networks "
+                             "it can read are compared with lc0.", status=422)
     board = board_for(job.nodes, node_id)
     if board.is_game_over(claim_draw=False):
-        raise Refused("The game is over in this position: there is nothing to search.")
+        raise Refused("The game is over in this position: there is nothing to search.", status=422)
     return board, int(nodes)
 
 

@@ -3,11 +3,29 @@ OpenAPI schema. Routed under ``/api/jobs/<id>/nodes/<n>/`` by ``webapp.api.urls`
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
+from rest_framework import serializers
 
+from analysis.lens import MAX_SCALE
+from analysis.lens.checks import MAX_POOL, UCI_MOVE
+from analysis.lens.requests import MAX_MOVES, MAX_TOP
 from webapp.api import schema
 from webapp.api.openread import RETRY, OpenRead
+from webapp.api.parsers import CheckedJSONParser
 from webapp.lens import views
+from webapp.lens.neurons import MAX_POOL_BYTES
+
+# The bounds the site holds every number to, from the constants its checks read. A bound that
+# depends on the job's network (its layers, heads and units) is its 422, not the schema's.
+FROM_0 = {"type": "integer", "minimum": 0}
+TOP = {"type": "integer", "minimum": 1, "maximum": MAX_TOP}
+SCALE = {"type": "number", "minimum": -MAX_SCALE, "maximum": MAX_SCALE}
+UCI = UCI_MOVE
+MOVES = {"type": "string", "pattern": f"^,*(?:{UCI},*){{0,{MAX_MOVES}}}$"}
+
+
+def whole(name: str, required: bool = False, description: str = "From 0.") -> OpenApiParameter:
+    return OpenApiParameter(name, FROM_0, required=required, description=description)
 
 
 class Attention(OpenRead):
@@ -18,12 +36,13 @@ class Attention(OpenRead):
         operation_id="read_attention_layer",
         description="One layer of a position's attention maps, for a network that has them; 202 while a worker "
                     "computes them (asking queues the work once).",
-        parameters=[OpenApiParameter("layer", int, description="Which layer (from 0); default 0."),
+        parameters=[whole("layer", description="Which layer (from 0); default 0; past the network's last: 422."),
                     OpenApiParameter("retry", str, enum=["1"], description="1: queue a failed computation again.")],
         responses={200: schema.AttentionLayer,
                    202: OpenApiResponse(schema.Pending, description="A worker computes the maps; ask again after "
                                                                     "Retry-After."),
-                   400: schema.error("layer is not a number or not one of the network's layers."),
+                   400: schema.error("layer is not a whole number, 0 or more."),
+                   422: schema.error("layer is past the network's last layer."),
                    404: schema.error("No such job or position, or the network has no attention maps."),
                    410: schema.WITHDRAWN,
                    429: schema.error("Too many new computations asked for; see Retry-After."),
@@ -35,8 +54,11 @@ class Attention(OpenRead):
 LENS_RESPONSES = {
     200: schema.LensAnswer,
     202: OpenApiResponse(schema.LensPending, description="A worker computes it; ask `poll` again after Retry-After."),
-    400: schema.error("The request is refused (an unknown layer, unit or move, an illegal move, a scale outside "
-                      "[-4, 4], a capability the network lacks: the reason); nothing is stored or queued."),
+    400: schema.error("The request breaks this schema (a number out of its bounds, a move that is not UCI); "
+                      "nothing is stored or queued."),
+    422: schema.error("Well-formed, but not for this network or position (a layer, unit or readout it does not "
+                      "have, an illegal move, a capability the network lacks: the reason); nothing is stored or "
+                      "queued."),
     404: schema.error("No such job or position."),
     410: schema.WITHDRAWN,
     429: schema.error("The analysis has too many lens computations queued; see Retry-After."),
@@ -56,7 +78,9 @@ class LogitLens(OpenRead):
     @extend_schema(operation_id="read_logit_lens", responses=LENS_RESPONSES,
                    description="The logit lens of a position: up to 4 moves' logit, probability and rank at every "
                                "readout point (default: the network's top 4), the top move and White's score per point.",
-                   parameters=[OpenApiParameter("moves", str, description="Up to 4 UCI moves, comma-separated."), RETRY])
+                   parameters=[OpenApiParameter("moves", MOVES, description=f"Up to {MAX_MOVES} UCI moves, comma-separated."),
+                               OpenApiParameter("readout", str, description="Also that readout point's top moves."),
+                               RETRY])
     def get(self, request, job_id: str, node_id: int):
         return views.lens(request._request, job_id, node_id, "lens")
 
@@ -66,9 +90,10 @@ class LensAblate(OpenRead):
                    description="One unit's write scaled by `scale` (0 removes it, 1 is clean, 2 doubles, -1 flips): "
                                "the policy over the legal moves clean vs scaled, sorted by the change, and the score.",
                    parameters=[OpenApiParameter("unit", str, description="head (default), mlp, or the family's kind."),
-                               OpenApiParameter("layer", int, required=True, description="From 0."),
-                               OpenApiParameter("index", int, required=True, description="The head or unit, from 0."),
-                               OpenApiParameter("scale", float, description="In [-4, 4]; default 0."), RETRY])
+                               whole("layer", required=True),
+                               whole("index", required=True, description="The head or unit, from 0."),
+                               OpenApiParameter("scale", SCALE, description=f"In [{-MAX_SCALE:g}, {MAX_SCALE:g}]; "
+                                                                            "default 0."), RETRY])
     def get(self, request, job_id: str, node_id: int):
         return views.lens(request._request, job_id, node_id, "ablate")
 
@@ -78,7 +103,8 @@ class LensGrid(OpenRead):
                    description="The causal head grid of a move: its logit change (and the score change) when each "
                                "head is removed in turn; `exact` marks figures measured by an ablated pass (big nets: "
                                "attribution ranks all, the top 16 are re-measured).",
-                   parameters=[OpenApiParameter("move", str, required=True, description="A legal UCI move."),
+                   parameters=[OpenApiParameter("move", {"type": "string", "pattern": f"^{UCI}$"}, required=True,
+                                                description="A UCI move (one that is illegal here: 422)."),
                                OpenApiParameter("unit", str, description="head (default), mlp, ..."), RETRY])
     def get(self, request, job_id: str, node_id: int):
         return views.lens(request._request, job_id, node_id, "grid")
@@ -91,13 +117,13 @@ class LensSplit(OpenRead):
                                "sqrt(D)) alone, `position` the logits the position term adds, `final` the network's own "
                                "map; each heads x 64 x 64 by real squares (query row first, a1 = 0), base64 of "
                                "little-endian float16. A network without the split is a 400 saying why.",
-                   parameters=[OpenApiParameter("layer", int, description="From 0; default 0."), RETRY])
+                   parameters=[whole("layer", description="From 0; default 0."), RETRY])
     def get(self, request, job_id: str, node_id: int):
         return views.lens(request._request, job_id, node_id, "split")
 NEURON_UNIT = OpenApiParameter("unit", str, description="The unit kind with activations: mlp (default).")
-NEURON_LAYER = OpenApiParameter("layer", int, required=True, description="From 0.")
-NEURON_INDEX = OpenApiParameter("index", int, required=True, description="The unit in its layer, from 0.")
-NEURON_TOP = OpenApiParameter("top", int, description="How many to list, 1 to 32.")
+NEURON_LAYER = whole("layer", required=True)
+NEURON_INDEX = whole("index", required=True, description="The unit in its layer, from 0.")
+NEURON_TOP = OpenApiParameter("top", TOP, description=f"How many to list, 1 to {MAX_TOP}.")
 
 
 class LensNeurons(OpenRead):
@@ -123,7 +149,8 @@ class LensCarriers(OpenRead):
                    description="Every unit's attribution to a move's logit (one backward pass); the `top` largest "
                                "|estimates| re-measured by exact ablation: `carriers` [{layer, index, attribution, "
                                "exact}] (`exact`: the measured logit change).",
-                   parameters=[OpenApiParameter("move", str, required=True, description="A legal UCI move."),
+                   parameters=[OpenApiParameter("move", {"type": "string", "pattern": f"^{UCI}$"}, required=True,
+                                                description="A UCI move (one that is illegal here: 422)."),
                                NEURON_UNIT, NEURON_TOP, RETRY])
     def get(self, request, job_id: str, node_id: int):
         return views.lens(request._request, job_id, node_id, "carriers")
@@ -132,13 +159,43 @@ class LensCarriers(OpenRead):
 SCAN_RESPONSES = {**LENS_RESPONSES,
                   202: OpenApiResponse(schema.ScanPending, description="A worker scans the pool; `done` of `total` "
                                        "positions so far. Ask `poll` again after Retry-After."),
-                  400: schema.error("The request is refused (an unknown layer or unit, a pool that is not atlas, game "
-                                    "or fens, a FEN the position rules refuse, named as fens[i] or line n, more than "
-                                    "512 FENs, a capability the network lacks); nothing is stored or queued."),
+                  400: schema.error(f"The request breaks this schema (a number out of its bounds, a pool that is "
+                                    f"not atlas or game, more than {MAX_POOL} FENs in a list); nothing is stored or "
+                                    "queued."),
+                  422: schema.error("Well-formed, but not for this network or pool (a layer or unit it does not "
+                                    "have, a FEN the position rules refuse (named as fens[i] or line n), a pool without a legal move, a capability the network "
+                                    "lacks); nothing is stored or queued."),
                   404: schema.error("No such job, position or scan.")}
 
 
+FENS = {"oneOf": [{"type": "array", "minItems": 1, "maxItems": MAX_POOL,
+                   "items": {"type": "string", "pattern": r"\S"}},
+                  {"type": "string", "pattern": r"\S"}]}
+
+
+@extend_schema_field(FENS)
+class FensField(serializers.JSONField):
+    """A list of FENs or one text: two shapes, so a oneOf in the schema."""
+
+
+class FenPool(serializers.Serializer):
+    """An uploaded pool: a list of FENs (its length bounded here) or one text with a FEN a line."""
+
+    layer = serializers.IntegerField(min_value=0)
+    index = serializers.IntegerField(min_value=0)
+    unit = serializers.CharField(required=False, allow_null=True, allow_blank=True, help_text="mlp (default).")
+    top = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=MAX_TOP,
+                                   help_text=f"1 to {MAX_TOP}; default 8.")
+    fens = FensField(help_text=f"A list of FENs (at most {MAX_POOL}), or one text with a FEN a line, each checked "
+                                "as the home form's FEN (half-move clock 0 to 150, move number 1 to 10,000, a legal "
+                                "position).")
+
+
 class LensWhereElse(OpenRead):
+    """GET scans the atlas or the game; POST takes an uploaded pool, as JSON only."""
+
+    parser_classes = [CheckedJSONParser]
+
     @extend_schema(operation_id="read_lens_where_else", responses=SCAN_RESPONSES,
                    description="Where else a unit fires: its peak on every position of a pool (`atlas`: the head "
                                "atlas's 256 positions; `game`: this analysis's positions), scanned by a worker in "
@@ -152,9 +209,10 @@ class LensWhereElse(OpenRead):
         return views.neuron_scan(request._request, job_id, node_id)
 
     @extend_schema(operation_id="scan_lens_fens", responses={**SCAN_RESPONSES, 413: schema.error(
-                       "The body is over 128 KiB.")}, request=schema.FenPool,
-                   description="Where else a unit fires over an uploaded FEN list (JSON: layer, index, unit, top, "
-                               "fens: a list of FENs or one text with a FEN a line; at most 512). 202 with the "
-                               "`poll` URL, then 200 as for GET.")
+                       f"The body is over {MAX_POOL_BYTES // 1024} KiB."), 415: schema.error(
+                       "A body that is not JSON.")}, request=FenPool,
+                   description=f"Where else a unit fires over an uploaded FEN list (JSON only: layer, index, unit, "
+                               f"top, fens: a list of FENs or one text with a FEN a line; at most {MAX_POOL}). 202 "
+                               "with the `poll` URL, then 200 as for GET.")
     def post(self, request, job_id: str, node_id: int):
         return views.neuron_scan(request._request, job_id, node_id)

@@ -5,7 +5,7 @@ answer computed by a worker, both through the library's contract (``analysis.len
 The quantities are ``analysis.lens.requests.QUANTITIES``: the logit lens, a unit scaled, the causal
 grid, the attention split and the neuron quantities. ``check_request`` turns the query into the
 request's JSON (the cache key's input) or raises ``LensError`` with the sentence the API answers
-with 400; it checks against the network's ``LensDescription``, stored on its row when a worker
+with 400 (``LensMismatch``, a request that does not fit the network or position: 422); it checks against the network's ``LensDescription``, stored on its row when a worker
 checked it (``describe``), so the web process never loads the checkpoint and a refused request
 queues nothing. A worker answers the stored request with ``analysis.lens.answers`` (``webapp.lens.tasks.compute_lens``),
 for the side to move; ``messages.lens_for_white`` turns the answers to White's view.
@@ -18,11 +18,11 @@ import json
 
 import chess
 
-from analysis.lens import LensError, LensUnavailable
+from analysis.lens import LensError, LensMismatch, LensUnavailable
 from analysis.lens.description import LensDescription
 from analysis.lens.requests import parse
 
-__all__ = ["LensError", "LensUnavailable", "check_request", "describe", "request_key"]
+__all__ = ["LensError", "LensMismatch", "LensUnavailable", "check_request", "describe", "request_key"]
 
 
 def describe(network) -> LensDescription:

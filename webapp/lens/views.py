@@ -63,8 +63,10 @@ def attention(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse:
         layer = int(request.GET.get("layer", "0"))
     except ValueError:
         raise Refused("layer must be a number.") from None
-    if not 0 <= layer < shape[0]:  # refuse before queueing any work
-        raise Refused(f"layer must be between 0 and {shape[0] - 1}.")
+    if layer < 0:
+        raise Refused("layer must be 0 or more.")
+    if layer >= shape[0]:  # refuse before queueing any work; well-formed, but not this network's
+        raise Refused(f"layer must be between 0 and {shape[0] - 1}.", status=422)
     key = dict(position_key=node_key(job, node_id), network_checksum=job.network.checksum)
     entry = ATTENTION.serve(request, job, node_id, key,
                             check_new=lambda: out_of_service(job.network) or refuse_for_session(request))
@@ -73,7 +75,7 @@ def attention(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse:
     if entry.status != AttentionMap.Status.READY:
         return pending()
     if not 0 <= layer < entry.layers:
-        raise Refused(f"layer must be between 0 and {entry.layers - 1}.")
+        raise Refused(f"layer must be between 0 and {entry.layers - 1}.", status=422)
     response = JsonResponse(layer_payload(bytes(entry.data), entry.layers, entry.heads, layer))
     response["Cache-Control"] = "public, max-age=86400"
     return response
@@ -97,8 +99,15 @@ def lens(request: HttpRequest, job_id: str, node_id: int, quantity: str) -> Json
     try:
         checked = lens_requests.check_request(quantity, request.GET, board, lens_requests.describe(job.network))
     except lens_requests.LensError as exc:
-        raise Refused(sentence(str(exc))) from None
+        raise _refusal(exc) from None
     return _lens_answer(request, job, node_id, board, checked, request.get_full_path())
+
+
+def _refusal(exc: lens_requests.LensError) -> Refused:
+    """400 for a request that breaks the API's contract (its schema); 422 for one that is well-formed
+    but does not fit this network or position; an error's own status (413) when it has one."""
+    status = 422 if isinstance(exc, lens_requests.LensMismatch) else getattr(exc, "status", 400)
+    return Refused(sentence(str(exc)), status=status)
 
 
 @require_http_methods(["GET", "POST"])
@@ -118,7 +127,7 @@ def neuron_scan(request: HttpRequest, job_id: str, node_id: int) -> JsonResponse
         query, pool = _scan_query(request, job)
         checked = lens_requests.check_request("where_else", query, board, lens_requests.describe(job.network), pool)
     except lens_requests.LensError as exc:
-        raise Refused(sentence(str(exc)), status=getattr(exc, "status", 400)) from None
+        raise _refusal(exc) from None
     poll = f"{request.path}?scan={lens_requests.request_key(checked)}"
     return _lens_answer(request, job, node_id, board, checked, poll)
 
@@ -127,12 +136,19 @@ class _TooLarge(lens_requests.LensError):
     status = 413
 
 
+class _NotJson(lens_requests.LensError):
+    status = 415
+
+
 def _scan_query(request: HttpRequest, job) -> tuple[dict, list[str] | None]:
     """The scan's fields and its pool's FENs (None for the atlas sample)."""
     if request.method == "GET":
         if request.GET.get("pool") == "fens":
             raise lens_requests.LensError("an uploaded FEN list is sent with POST (JSON: layer, index, fens)")
         return request.GET, game_fens(job.nodes) if request.GET.get("pool") == "game" else None
+    if request.content_type != "application/json":
+        raise _NotJson(f"an uploaded FEN list is sent as JSON (Content-Type: application/json), not "
+                       f"{request.content_type or 'without a content type'}")
     if len(request.body) > MAX_POOL_BYTES:
         raise _TooLarge(f"the body is {len(request.body):,} bytes; an uploaded FEN list may be at most "
                         f"{MAX_POOL_BYTES:,}")
@@ -144,8 +160,19 @@ def _scan_query(request: HttpRequest, job) -> tuple[dict, list[str] | None]:
         raise lens_requests.LensError('the body must be a JSON object: {"layer": 0, "index": 3, "fens": [FEN, ...]}')
     if "fens" not in body:
         raise lens_requests.LensError("fens is required: the list of positions to scan")
+    _check_json_types(body)
     query = {k: str(body[k]) for k in ("layer", "index", "unit", "top") if body.get(k) is not None}
     return {**query, "pool": "fens"}, parse_fens(body["fens"])
+
+
+def _check_json_types(body: dict) -> None:
+    """The numbers are JSON integers and the unit a string, as the schema says (null: not sent)."""
+    for name in ("layer", "index", "top"):
+        value = body.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise lens_requests.LensError(f"{name} must be a whole number (a JSON integer)")
+    if body.get("unit") is not None and not isinstance(body["unit"], str):
+        raise lens_requests.LensError("unit must be a string")
 
 
 def _lens_answer(request: HttpRequest, job, node_id: int, board: chess.Board, checked: dict, poll: str) -> JsonResponse:
