@@ -44,18 +44,26 @@ def free_port() -> int:
 
 
 class Site:
-    """One ``serve`` from ``root`` on ``var``; the clock starts when the process is started."""
+    """One ``serve`` from ``root`` on ``var`` (the networks of ``weights``, default the checkout's); the clock
+    starts when the process is started. ``env`` is serve's environment, for ``manage.py`` beside it."""
 
-    def __init__(self, root: Path, var: Path, log: Path, ply_limit_s: float):
+    def __init__(self, root: Path, var: Path, log: Path, ply_limit_s: float, weights: Path | None = None):
         self.ply_limit_s = ply_limit_s
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}/"
         env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE")}
-        env.update(SIGHTLINE_VAR_DIR=str(var), SIGHTLINE_WEIGHTS_DIR=str(root / "weights"), PYTHONUNBUFFERED="1")
+        env.update(SIGHTLINE_VAR_DIR=str(var), SIGHTLINE_WEIGHTS_DIR=str(weights or root / "weights"),
+                   PYTHONUNBUFFERED="1")
+        self.root, self.env, self.log = root, env, log
         self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
         self.t0 = time.monotonic()
         self.process = subprocess.Popen([sys.executable, "manage.py", "serve", "--port", str(self.port)], cwd=root,
                                         env=env, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True)
+
+    def csrf_token(self) -> str:
+        """The CSRF cookie's value (Django takes it as the form's token too)."""
+        return next(c.value for h in self.opener.handlers if isinstance(h, urllib.request.HTTPCookieProcessor)
+                    for c in h.cookiejar if c.name == "csrftoken")
 
     def since_start(self) -> float:
         return round(time.monotonic() - self.t0, 2)
@@ -77,10 +85,11 @@ class Site:
     def submit(self, page: str, pgn: str) -> str:
         """The home form posted with its defaults, as a browser would; the job's id."""
         network = re.search(r'<option value="([^"]+)" data-search="([^"]+)"[^>]* selected>', page)
-        token = next(c.value for h in self.opener.handlers if isinstance(h, urllib.request.HTTPCookieProcessor)
-                     for c in h.cookiejar if c.name == "csrftoken")
-        body = urllib.parse.urlencode({"pgn": pgn, "network": network.group(1), "search": network.group(2),
-                                       "csrfmiddlewaretoken": token}).encode()
+        return self.post_form({"pgn": pgn, "network": network.group(1), "search": network.group(2)})
+
+    def post_form(self, fields: dict) -> str:
+        """The home form posted with ``fields``; the job's id."""
+        body = urllib.parse.urlencode({**fields, "csrfmiddlewaretoken": self.csrf_token()}).encode()
         with self.opener.open(self.base, data=body, timeout=60) as response:
             path = urllib.parse.urlsplit(response.url).path
         if not path.startswith("/jobs/"):
