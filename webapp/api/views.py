@@ -101,7 +101,8 @@ class SubmitJob(APIView):
             return Response({"error": next(iter(breaches.values()))[0], "errors": breaches}, status=400)
         form = AnalyseForm(_form_data(request.data))
         if not form.is_valid():  # within the contract, so the form's refusal is of what was asked (422)
-            return Response(_form_errors(form), status=413 if form.status_code == 413 else 422)
+            # the form's own word where it is not "does not fit": too large (413), a network out of service (410)
+            return Response(_form_errors(form), status=form.status_code if form.status_code in (410, 413) else 422)
         try:
             job = create_job(form.tree, form.cleaned_data["network"], form.cleaned_data["search"],
                              form.cleaned_data["budget"], engine_nodes=form.cleaned_data["engine_nodes"])
