@@ -145,14 +145,14 @@ def test_header_length_beyond_file(tmp_path):
 
 
 def test_save_is_atomic(tmp_path, monkeypatch):
-    import analysis.checkpoint_file as checkpoint_file
+    import safetensors.torch  # checkpoint_file imports it when it writes (reading a header needs no torch)
 
     def broken_save(tensors, filename, metadata):
         with open(filename, "wb") as f:
             f.write(b"half")
         raise OSError("disk full")
 
-    monkeypatch.setattr(checkpoint_file, "save_file", broken_save)
+    monkeypatch.setattr(safetensors.torch, "save_file", broken_save)
     target = tmp_path / "net.safetensors"
     with pytest.raises(OSError):
         save_checkpoint(target, Chessformer(PRESETS["cf-tiny"]), trained=False)
