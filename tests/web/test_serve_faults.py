@@ -28,6 +28,13 @@ from tests.web.test_worker_faults import GAME  # 17 positions
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
+def _lane(cmdline: str) -> str:
+    """Which of serve's Celery workers a command line is, by the queue it consumes (``-Q``)."""
+    for lane in ("ondemand", "background"):
+        if f" -Q {lane} " in cmdline:
+            return lane
+    return "worker"
+
 
 class Serve:
     """One ``manage.py serve`` in its own process group, on a given var folder."""
@@ -83,8 +90,8 @@ class Serve:
             return json.load(response)["job"]
 
     def children(self) -> dict[str, int]:
-        """{"worker"/"background"/"web"/"redis": pid} of this serve's children, from /proc ("worker": the
-        users' Celery worker; "background": the background lane's)."""
+        """{"worker"/"ondemand"/"background"/"web"/"redis": pid} of this serve's children, from /proc
+        ("worker": the analyses' Celery worker; "ondemand" and "background": those lanes')."""
         found = {}
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit():
@@ -96,7 +103,7 @@ class Serve:
                 continue
             if int(stat.rsplit(")", 1)[1].split()[1]) != self.process.pid:
                 continue
-            name = ("background" if " -Q background " in cmdline else "worker") if "celery" in cmdline \
+            name = _lane(cmdline) if "celery" in cmdline \
                 else "web" if "uvicorn" in cmdline \
                 else "redis" if "redis-server" in cmdline else None
             if name is not None:
