@@ -87,6 +87,10 @@ def test_the_page_and_the_api_carry_the_wait(measured, settings, client):
     page = client.get(f"/jobs/{waiting.pk}/").content.decode()
     assert "queued behind 1 analysis, about 34 s" in page  # in the page's snapshot
     assert client.get(f"/api/jobs/{waiting.pk}/").json()["job"]["status"] == "queued"
+    # What the page asks again while the job waits: the wait alone, not the whole state.
+    assert client.get(f"/jobs/{waiting.pk}/wait/").json() == {"status": "queued",
+                                                              "waiting": "queued behind 1 analysis, about 34 s"}
+    assert client.get("/jobs/no-such-job/wait/").status_code == 404
 
 
 @pytest.mark.browser

@@ -9,6 +9,7 @@ urlpatterns = [
     path("jobs/<str:job_id>/", views.job_page, name="job"),
     path("jobs/<str:job_id>/cancel/", views.job_cancel, name="job_cancel"),
     path("jobs/<str:job_id>/review/", views.job_review, name="job_review"),
+    path("jobs/<str:job_id>/wait/", views.job_wait, name="job_wait"),
     path("jobs/<str:job_id>/moves/", views.job_moves, name="job_moves"),
     path("jobs/<str:job_id>/deeper/", views.job_deeper, name="job_deeper"),
     path("jobs/<str:job_id>/deeper/<int:deep_id>/stop/", views.job_deeper_stop, name="job_deeper_stop"),

@@ -25,6 +25,7 @@ from webapp.jobs.live.messages import Nodes, job_snapshot, review_parts
 from webapp.jobs.models import AnalysisJob, DeepSearch
 from webapp.jobs.openings import game_opening
 from webapp.jobs.panels import panel_settings
+from webapp.jobs.queue_wait import waiting_sentence
 from webapp.jobs.review import engine_legend
 from webapp.jobs.ownership import owner_only, owns, remember_owner, visible_jobs
 from webapp.jobs.searches import SEARCHES
@@ -147,7 +148,7 @@ def job_page(request: HttpRequest, job_id: str) -> HttpResponse:
         "can_add_moves": owns(request, job),
         "win_percent_slope": WIN_PERCENT_SLOPE,  # the page's centipawn figures use the library's formula
         "urls": {"ws": f"/ws/jobs/{job.id}/", "state": reverse("job_state", args=[job.id]),
-                 "review": reverse("job_review", args=[job.id]),
+                 "review": reverse("job_review", args=[job.id]), "wait": reverse("job_wait", args=[job.id]),
                  "nodes": f"/api/jobs/{job.id}/nodes/", "moves": reverse("job_moves", args=[job.id]),
                  "deeper": reverse("job_deeper", args=[job.id]),
                  "engine_deeper": reverse("job_engine_deeper", args=[job.id]), "board_svg": f"/jobs/{job.id}/nodes/",
@@ -185,6 +186,14 @@ def _head_labels(network: Network) -> list[list[str]] | None:
 def job_review(request: HttpRequest, job_id: str) -> JsonResponse:
     """The game review, the disagreement list and the swing flag (``messages.review_parts``)."""
     return JsonResponse(review_parts(get_job_or_404(job_id)))
+
+
+@require_GET
+def job_wait(request: HttpRequest, job_id: str) -> JsonResponse:
+    """A queued job's status and its wait in words (``queue_wait``): what the page asks again while the
+    job waits, since nothing is pushed then (the whole state is for filling gaps, not for this)."""
+    job = get_job_or_404(job_id)
+    return JsonResponse({"status": job.status, "waiting": waiting_sentence(job)})
 
 
 @require_POST

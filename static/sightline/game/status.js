@@ -35,13 +35,13 @@ export class JobStatus {
   }
 
   // Nothing is pushed while a job waits, so its wait (behind what, for about how long) is read again
-  // from the stored state until the job starts; the websocket's status messages take over then.
+  // (urls.wait: the wait alone) until the job starts; the websocket's status messages take over then.
   refreshWaitLater() {
     if (this.waitTimer) return;
     this.waitTimer = setTimeout(async () => {
       try {
-        const state = await fetchState(this.game.page.urls.state);
-        if (state?.job && this.game.status.status === "queued") this.game.status = { ...this.game.status, waiting: state.job.waiting };
+        const wait = await fetchState(this.game.page.urls.wait);
+        if (wait && this.game.status.status === "queued") this.game.status = { ...this.game.status, waiting: wait.waiting };
       } catch { /* the next refresh, or the websocket, brings it */ }
       this.waitTimer = null;
       this.render();
