@@ -52,8 +52,8 @@ def test_a_family_says_why_its_networks_have_no_attention_exactly_when_they_have
     without = {name for name in FAMILIES
                if any(get_family(name).capabilities(p).attention is None for p in get_family(name).presets.values())}
     assert {"giraffe", "lc0-resnet"} <= without and "chessformer" not in without
-    assert {name for name in FAMILIES if get_family(name).no_attention_reason} == without
-    assert "multilayer perceptron" in get_family("giraffe").no_attention_reason
+    assert {name for name in FAMILIES if get_family(name).about.no_attention_reason} == without
+    assert "multilayer perceptron" in get_family("giraffe").about.no_attention_reason
 
 
 def test_a_preset_is_named_from_its_config():

@@ -103,9 +103,9 @@ def test_a_search_cut_off_at_its_node_limit_shows_the_static_value(giraffe):
 
 
 def test_giraffe_declares_the_quiescence_policy_and_every_other_family_the_static_one():
-    assert get_family("giraffe").displayed_value is QUIESCENCE
+    assert get_family("giraffe").about.displayed_value is QUIESCENCE
     others = [name for name in FAMILIES if name != "giraffe"]
-    assert others and all(get_family(name).displayed_value is STATIC for name in others)
+    assert others and all(get_family(name).about.displayed_value is STATIC for name in others)
 
 
 def test_the_static_policy_passes_evaluations_through():

@@ -15,7 +15,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from analysis.displayed_value import DisplayedValue
 from analysis.models.about import PLAIN, FamilyAbout
 from analysis.evaluator import Capabilities, Evaluation
 
@@ -95,28 +94,9 @@ class ModelFamily:
     lens: Callable[[nn.Module, Any], Any] | None = None
     no_lens_reason: str = ""
     # What the site says of its networks without loading them (its default search, shown value, why no
-    # attention maps, lc0's search): the torch-free object ``analysis.models.get_about`` also finds.
+    # attention maps, lc0's search): the torch-free object ``analysis.models.get_about`` also finds, so
+    # callers read ``family.about.default_search`` and the like.
     about: FamilyAbout = PLAIN
-
-    @property
-    def default_search(self) -> str | None:
-        return self.about.default_search
-
-    @property
-    def no_attention_reason(self) -> str:
-        return self.about.no_attention_reason
-
-    @property
-    def lc0_search(self) -> bool:
-        return self.about.lc0_search
-
-    @property
-    def no_lc0_reason(self) -> str:
-        return self.about.no_lc0_reason
-
-    @property
-    def displayed_value(self) -> DisplayedValue:
-        return self.about.displayed_value
 
     def weights_config(self, config: Any) -> Any:
         """``config`` without its ``weightless_fields``: equal for interchangeable weights."""

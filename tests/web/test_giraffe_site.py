@@ -133,7 +133,7 @@ def test_every_familys_default_search_is_one_the_site_offers():
     from analysis.models import load_families
     from webapp.jobs.searches import SEARCHES
 
-    defaults = {family.name: family.default_search for family in load_families()}
+    defaults = {family.name: family.about.default_search for family in load_families()}
     assert defaults["giraffe"] == "probability"
     assert all(name is None or name in SEARCHES for name in defaults.values())
 

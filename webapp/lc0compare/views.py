@@ -6,7 +6,7 @@ job's network (an Lc0 network lc0 can run), beside Sightline's MCTS with the sam
 (``webapp.lc0compare.runner``, task ``sightline.compare_lc0``), 200 with both searches (White's
 view) once ready, and 503 with ``"lc0": "unavailable"`` and the reason when lc0 is not installed, or
 crashed or hung on the worker (``?retry=1`` tries a failed one again). Whether a network's family
-runs in lc0 is the family's to say (``ModelFamily.lc0_search``).
+runs in lc0 is the family's to say (``FamilyAbout.lc0_search``).
 """
 
 from __future__ import annotations
