@@ -27,15 +27,19 @@ def test_log_odds_is_log_p_over_1_minus_p():
     assert torch.isfinite(log_odds(torch.tensor([-200.0, 200.0, 0.0]), 0))  # p underflows, the odds do not
 
 
-def _one_at_a_time(lens, clean, corrupted, point, squares):
+def _one_at_a_time(lens, clean, corrupted, point):
+    """Each square set's drop from a pass of its own (one variant, one patch)."""
     source = lens.aligned(corrupted, clean)
+    index = clean.moves.index(MOVE)
     with torch.no_grad():
         seen, plain = lens.run(source, capture=True)[0], lens.run(clean)[1]
-        mask = torch.zeros(1, 64, dtype=torch.bool)
-        mask[0, squares] = True
-        _, out = lens.run(clean, patches=[ResidualPatch(point, seen[lens.check_point(point)], mask)])
-    index = clean.moves.index(MOVE)
-    return (log_odds(plain.logits, index) - log_odds(out.logits, index))[0]
+        drops = []
+        for squares in SETS:
+            mask = torch.zeros(1, 64, dtype=torch.bool)
+            mask[0, squares] = True
+            _, out = lens.run(clean, patches=[ResidualPatch(point, seen[lens.check_point(point)], mask)])
+            drops.append((log_odds(plain.logits, index) - log_odds(out.logits, index))[0])
+    return torch.stack(drops)
 
 
 def test_the_batched_drop_is_each_patch_run_alone(lens):
@@ -46,7 +50,7 @@ def test_the_batched_drop_is_each_patch_run_alone(lens):
     for i, point in enumerate(points):
         row = patched_drop(lens, clean, corrupted, MOVE, point, SETS)
         assert torch.allclose(row, table[i], atol=1e-4)
-        alone = torch.stack([_one_at_a_time(lens, clean, corrupted, point, s) for s in SETS])
+        alone = _one_at_a_time(lens, clean, corrupted, point)
         assert torch.allclose(row, alone, atol=1e-4), (point, row, alone)
         assert row[3] == 0  # no square patched: the clean pass itself
     assert table[:, -1].abs().min() > 1e-3  # the whole point from the corrupted pass moves the move's odds
