@@ -14,9 +14,9 @@ from typing import Sequence
 import chess
 import torch
 
-from analysis.models.lens import LensAdapter, Prepared, ResidualPatch
+from analysis.models.lens import HeadPatch, LensAdapter, Prepared, ResidualPatch
 
-__all__ = ["MAX_VARIANTS", "log_odds", "patched_drop", "patched_drops"]
+__all__ = ["MAX_VARIANTS", "head_patched_drops", "log_odds", "patched_drop", "patched_drops"]
 
 # Patched variants a forward call takes at most: past one point x 64 squares a bigger batch runs
 # slower a variant on CPU (bench/lens_patching.py: cf-shaw 65/s at 64, 43/s at 256), and takes more memory.
@@ -99,3 +99,25 @@ def patched_drop(adapter: LensAdapter, clean: Prepared, corrupted: Prepared, mov
     """(len(square_sets),): the drop in log-odds of ``move`` when each square set (real squares,
     a1 = 0) of ``point`` is taken from the corrupted pass; one batched forward call."""
     return patched_drops(adapter, clean, corrupted, move, [point], square_sets)[0]
+
+
+def head_patched_drops(adapter: LensAdapter, clean: Prepared, corrupted: Prepared, move: chess.Move,
+                       layers: Sequence[int] | None = None) -> torch.Tensor:
+    """(len(layers), heads): the drop in log-odds of ``move`` when one head's output (where it enters
+    the output projection) comes from the corrupted pass; each layer's heads and the clean pass in
+    one forward call (capability "head_patch"; ``layers`` default every attention layer)."""
+    if not adapter.has("head_patch"):
+        raise ValueError(adapter.why_not("head_patch"))
+    index = _move_index(clean, move)
+    layers = range(adapter.units["head"].layers) if layers is None else layers
+    heads = adapter.units["head"].per_layer
+    source = adapter.aligned(corrupted, clean)
+    one_each = torch.cat([torch.zeros(1, heads, dtype=torch.bool), torch.eye(heads, dtype=torch.bool)])
+    rows = []
+    for layer in layers:
+        patch = HeadPatch(layer, adapter.capture_heads(source, layer), one_each)
+        with torch.no_grad():
+            _, out = adapter.run(clean, variants=1 + heads, patches=[patch])
+        odds = log_odds(out.logits.float(), index)
+        rows.append((odds[0] - odds[1:]).cpu())
+    return torch.stack(rows)
