@@ -121,7 +121,54 @@ def test_a_family_without_heads_says_why():
     with pytest.raises(ValueError, match="no attention heads"):
         maia.run(maia.prepare(chess.Board()), patches=[AttentionZero(0, 0, torch.zeros(1, 64, 64, dtype=torch.bool))])
     gateau = NETS["alphagateau"](None)
-    assert "edges" in gateau.why_not("attention_zero") and "projection" in gateau.why_not("head_patch")
+    assert "projection" in gateau.why_not("head_patch") and gateau.has("attention_zero")
+
+
+@pytest.fixture(scope="module")
+def gateau():
+    return NETS["alphagateau"](None)
+
+
+def test_gateau_zeroing_nothing_is_clean_and_everything_is_the_head_scaled_to_0(gateau):
+    """A GATEAU layer's one head weighs the edges (moves) into each node: zeroing no entry is the clean
+    pass, zeroing every entry leaves the self term alone, as scaling the head's write to 0 does."""
+    clean = _clean(gateau)
+    kind = gateau.units["head"]
+    nothing = torch.zeros(2, 64, 64, dtype=torch.bool)
+    assert torch.equal(_run(gateau, clean, 2, patches=[AttentionZero(1, 0, nothing)]).logits,
+                       _run(gateau, clean, 2).logits)
+    for layer in (0, kind.layers - 1):
+        zeroed = _run(gateau, clean, patches=[AttentionZero(layer, 0, torch.ones(1, 64, 64, dtype=torch.bool))])
+        scales = torch.ones(1, kind.layers, 1)
+        scales[0, layer, 0] = 0.0
+        assert torch.allclose(zeroed.logits, _run(gateau, clean, scales={"head": scales}).logits, atol=1e-5)
+    with pytest.raises(ValueError, match="one head"):
+        _run(gateau, clean, patches=[AttentionZero(0, 1, nothing[:1])])
+
+
+def test_gateau_an_entry_zeroes_the_edges_from_its_key_into_its_query(gateau):
+    """Entry [d4 query, d5 key] (Black's queen on d5 reaches d4 by a move, an edge d5 -> d4 in the
+    mover's frame) moves the layer's node output on d4 alone; entry [d4, a2] (no move joins them: no edge)
+    moves nothing."""
+    clean = _clean(gateau)
+    kept = []
+    # layer 0's node output as the network goes on with it: the input of the norm that follows it
+    handle = gateau.model.blocks[0].norm_h2.register_forward_pre_hook(lambda _m, args: kept.append(args[0]))
+    entries = torch.zeros(2, 64, 64, dtype=torch.bool)
+    entries[1, chess.D4, chess.D5] = True
+    no_edge = torch.zeros(1, 64, 64, dtype=torch.bool)
+    no_edge[0, chess.D4, chess.A2] = True
+    try:
+        _run(gateau, clean, 2, patches=[AttentionZero(0, 0, entries)])
+        _run(gateau, clean, 1, patches=[AttentionZero(0, 0, no_edge)])
+        _run(gateau, clean, 1)
+    finally:
+        handle.remove()
+    nodes = gateau.square_rows(clean, "embed")
+    moved = (kept[0][1] - kept[0][0]).abs().amax(-1)
+    assert moved[nodes[chess.D4]] > 1e-4
+    moved[nodes[chess.D4]] = 0
+    assert moved.max() == 0 and torch.equal(kept[1], kept[2])
 
 
 def test_head_patched_drops_are_each_head_patched_alone(lens):

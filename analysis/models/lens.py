@@ -224,7 +224,8 @@ class LensAdapter(ABC):
             return f"the {self.family} lens has no squares to patch"
         if capability == "head_patch" and type(self).head_modules is LensAdapter.head_modules:
             return f"the {self.family} lens does not patch head writes"
-        if capability == "attention_zero" and type(self).attend is LensAdapter.attend:
+        if (capability == "attention_zero" and type(self).attend is LensAdapter.attend
+                and type(self).head_hooks is LensAdapter.head_hooks):
             return f"the {self.family} lens does not zero attention entries"
         if capability not in CAPABILITIES and capability not in self.units:
             return f"unknown capability {capability!r}"

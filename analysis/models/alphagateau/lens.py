@@ -31,7 +31,7 @@ from torch import nn
 from analysis.encoding.graph import board_size, graph_for_width, split_input
 from analysis.encoding.graph_geometry import square_of_node
 from analysis.models.alphagateau.model import _graph_tensors
-from analysis.models.lens import LensAdapter, Prepared, ReadOut, UnitKind, hooks
+from analysis.models.lens import AttentionZero, LensAdapter, Prepared, ReadOut, UnitKind, hooks
 
 NO_MLP = ("AlphaGateau has no MLP layers: its GATEAU layers are linear maps mixed by one attention head "
           "over the move graph, so its units are the heads and the channels of each block's node write "
@@ -39,9 +39,6 @@ NO_MLP = ("AlphaGateau has no MLP layers: its GATEAU layers are linear maps mixe
 NO_WDL = "AlphaGateau's value head is a single tanh: it has no WDL"
 NO_HEAD_PATCH = ("a GATEAU layer's one head has no output projection that reads it: its write is the layer's "
                  "node output less the self term, so patching it is patching the block (use the residual patch)")
-NO_ATTENTION_ZERO = ("a GATEAU layer attends over the move graph's edges, not a square-by-square map: a node "
-                     "weighs only the squares a move reaches it from, one weight an edge (several a pair for "
-                     "promotions), so there is no 64 x 64 entry to zero")
 NO_SPLIT = ("a GATEAU layer's attention logit is one LeakyReLU of the updated edge features (eq. 5): "
             "it has no separate content and position terms to split")
 
@@ -63,6 +60,23 @@ def scaled_node_write(scale: torch.Tensor):
     return hook
 
 
+def zeroed_edges(entries: torch.Tensor, square: torch.Tensor):
+    """A forward hook on a Gateau layer: its node output recomputed (eq. 6) with the weights of the
+    edges whose (receiver, sender) real squares ``entries`` (V, 64, 64) marks set to 0, not
+    renormalised; variants that zero nothing keep the layer's own output bit for bit."""
+    def hook(module, args, out):
+        h, g, senders, receivers = args
+        keep = ~entries[:, square[receivers], square[senders]]  # (V, E)
+        touched = (~keep).any(-1)
+        if not touched.any():
+            return None
+        alpha = out[2] * keep.to(out[2].dtype)
+        messages = alpha.unsqueeze(-1) * (module.w_h(h)[:, senders] + module.w_g(g))
+        h_new = module.w_0(h).index_add(1, receivers, messages)
+        return torch.where(touched[:, None, None], h_new, out[0]), out[1], out[2]
+    return hook
+
+
 class AlphaGateauLens(LensAdapter):
     family = "alphagateau"
     norm_note = ("AlphaGateau's streams meet no norm before the heads (the heads begin with their own "
@@ -74,8 +88,7 @@ class AlphaGateauLens(LensAdapter):
         self.readouts = ["embed"] + [f"{i}.block" for i in range(c.blocks)]
         self.units = {"head": UnitKind("head", c.gateau_layers, 1, "a GATEAU layer's attention over incoming moves"),
                       "channel": UnitKind("channel", c.blocks, c.width, "one channel of a block's node write")}
-        self.unavailable = {"mlp": NO_MLP, "wdl": NO_WDL, "split": NO_SPLIT, "head_patch": NO_HEAD_PATCH,
-                            "attention_zero": NO_ATTENTION_ZERO}
+        self.unavailable = {"mlp": NO_MLP, "wdl": NO_WDL, "split": NO_SPLIT, "head_patch": NO_HEAD_PATCH}
 
     def layers(self) -> list[nn.Module]:
         return [gateau for block in self.model.blocks for gateau in (block.gateau1, block.gateau2)]
@@ -88,11 +101,12 @@ class AlphaGateauLens(LensAdapter):
     def run(self, prepared: Prepared, variants: int = 1, scales: Mapping[str, torch.Tensor] | None = None,
             capture: bool = False, patches=()) -> tuple[list[torch.Tensor] | None, ReadOut]:
         scale, channel = (scales or {}).get("head"), (scales or {}).get("channel")
-        handles = [] if scale is None else [g.register_forward_hook(scaled_head(scale[:, i, 0]))
-                                            for i, g in enumerate(self.layers())]
+        by_point = self.patches_at(prepared, variants, patches)
+        handles = self.head_hooks(prepared, variants, patches)  # first: a head scale then scales the zeroed write
+        if scale is not None:
+            handles += [g.register_forward_hook(scaled_head(scale[:, i, 0])) for i, g in enumerate(self.layers())]
         if channel is not None:
             handles += [b.register_forward_hook(scaled_node_write(channel[:, i])) for i, b in enumerate(self.model.blocks)]
-        by_point = self.patches_at(prepared, variants, patches)
         with hooks(*handles):
             seen = self.streams(prepared.inputs.expand(variants, -1),
                                 lambda i, x: self.patched(prepared, i, x, by_point) if by_point else x)
@@ -116,6 +130,28 @@ class AlphaGateauLens(LensAdapter):
             if seen[-1] is not stacked:  # patched: the streams go on from the patch
                 h, g = seen[-1][:, :graph.nodes].contiguous(), seen[-1][:, graph.nodes:].contiguous()
         return seen
+
+    def head_hooks(self, prepared: Prepared, variants: int, patches) -> list:
+        """``AttentionZero``: a GATEAU layer's weight a_ij lives on the edge (move) from node j to node
+        i, so entry [query i, key j] by real squares zeroes every edge from j into i (the several
+        promotion edges of a pair together); a pair without an edge has no weight to zero."""
+        zero: dict[int, torch.Tensor] = {}
+        for patch in patches:
+            if isinstance(patch, AttentionZero):
+                self.check_layer(patch.layer)
+                if patch.head != 0:
+                    raise ValueError(f"head {patch.head} is out of range: a GATEAU layer has one head (0)")
+                entries = torch.as_tensor(patch.entries, dtype=torch.bool, device=self.device)
+                if entries.shape != (variants, 64, 64):
+                    raise ValueError(f"an attention zero's entries must be ({variants}, 64, 64), "
+                                     f"not {tuple(entries.shape)}")
+                zero[patch.layer] = zero.get(patch.layer, False) | entries
+        if not zero:
+            return []
+        squares = torch.as_tensor(square_of_node(8, prepared.board.turn).copy(), device=self.device)  # node -> square
+        self.square_rows(prepared, "embed")  # 8x8 only
+        layers = self.layers()
+        return [layers[layer].register_forward_hook(zeroed_edges(entries, squares)) for layer, entries in zero.items()]
 
     def square_rows(self, prepared: Prepared, point: str) -> torch.Tensor:
         """The node of each real square (nodes are the mover's frame); the edge rows have no square
