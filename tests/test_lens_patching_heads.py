@@ -198,3 +198,13 @@ def test_a_source_of_another_shape_is_refused_with_a_sentence(lens):
     wrong = torch.zeros(1, 3, 5)
     with pytest.raises(ValueError, match="does not fit|a variant|rows"):
         _run(lens, clean, patches=[HeadPatch(0, wrong, torch.ones(1, 4, dtype=torch.bool))])
+
+
+def test_entry_and_key_column_masks():
+    from analysis.lens.patching import entry, key_column
+
+    one = entry(chess.D4, chess.D5)
+    assert one.sum() == 1 and one[chess.D4, chess.D5]
+    column = key_column(chess.D5, protected=chess.D4)
+    assert column.sum() == 63 and not column[chess.D4, chess.D5] and column[:, chess.D5].sum() == 63
+    assert column.sum(0)[chess.D5] == 63 and key_column(chess.D5).sum() == 64

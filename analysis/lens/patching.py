@@ -16,7 +16,7 @@ import torch
 
 from analysis.models.lens import HeadPatch, LensAdapter, Prepared, ResidualPatch
 
-__all__ = ["MAX_VARIANTS", "head_patched_drops", "log_odds", "patched_drop", "patched_drops"]
+__all__ = ["MAX_VARIANTS", "entry", "head_patched_drops", "key_column", "log_odds", "patched_drop", "patched_drops"]
 
 # Patched variants a forward call takes at most: past one point x 64 squares a bigger batch runs
 # slower a variant on CPU (bench/lens_patching.py: cf-shaw 65/s at 64, 43/s at 256), and takes more memory.
@@ -121,3 +121,19 @@ def head_patched_drops(adapter: LensAdapter, clean: Prepared, corrupted: Prepare
         odds = log_odds(out.logits.float(), index)
         rows.append((odds[0] - odds[1:]).cpu())
     return torch.stack(rows)
+
+
+def entry(query: int, key: int) -> torch.Tensor:
+    """(64, 64) bool: the one attention entry [query, key] (real squares), for ``AttentionZero``."""
+    entries = torch.zeros(64, 64, dtype=torch.bool)
+    entries[query, key] = True
+    return entries
+
+
+def key_column(key: int, protected: int | None = None) -> torch.Tensor:
+    """(64, 64) bool: every query's weight on ``key`` (a key column), but for the ``protected`` query's."""
+    entries = torch.zeros(64, 64, dtype=torch.bool)
+    entries[:, key] = True
+    if protected is not None:
+        entries[protected, key] = False
+    return entries
