@@ -1,6 +1,7 @@
 """The lookahead method's patching on shipped networks: the positive control (at the last readout
 point, patching the 1st move's target square costs the top move more than the 3rd target, the
-corrupted squares or any other single square), a Black-to-move puzzle's effect on the real target
+corrupted squares or any other single square) on cf-shaw, the window maia-1900's policy reads
+instead, a Black-to-move puzzle's effect on the real target
 square and not its mirror, and the study's determinism, resumption and JSON contract (issue 38).
 
 The puzzles (``tests/data/lookahead_puzzles.json``) are kept puzzles of the look-ahead set as the
@@ -49,29 +50,50 @@ def _last_point_drops(net: str, items: list[dict], sets_of) -> list[list[float]]
     return out
 
 
-@pytest.mark.parametrize("net", ["maia-1900", "cf-shaw"])
-def test_positive_control_first_target_is_largest_at_the_last_point(net):
-    items = PUZZLES[net][:12]
+def test_positive_control_first_target_is_largest_at_the_last_point():
+    """cf-shaw's policy reads each move from its source and target squares' last stream (q . k), so
+    there the 1st target outweighs the 3rd target, the corrupted squares and every other square."""
+    items = PUZZLES["cf-shaw"][:12]
     assert len(items) >= 8
 
     def sets(item, clean, corrupted):
         return square_sets(chess.Move.from_uci(item["first"]), chess.Move.from_uci(item["third"]),
                            list(changed_squares(clean, corrupted)))[0]
 
-    rows = _last_point_drops(net, items, sets)
+    rows = _last_point_drops("cf-shaw", items, sets)
     means = {name: sum(r[i] for r in rows) / len(rows) for i, name in enumerate(CURVES[:3])}
     means["other_max"] = sum(max(r[3:]) for r in rows) / len(rows)
     assert max(means, key=means.get) == "first_target", means
 
 
+def test_maia_policy_reads_a_window_around_the_source_square():
+    """maia-1900's convolution policy (two 3x3 convs, then the move's plane at its source square) reads,
+    at the last point, only squares within 2 (king steps) of a move's source: there the 1st target is
+    the largest of the four curves only when it lies in that window (docs/lookahead.md). The check of
+    the plumbing is then the window itself, on the real squares: every square outside the windows of
+    all legal moves' sources changes nothing, and the 1st move's source square changes its log-odds."""
+    items = PUZZLES["maia-1900"][:6]
+    every = [[s] for s in chess.SQUARES]
+    for item, row in zip(items, _last_point_drops("maia-1900", items, lambda *_: every)):
+        board = chess.Board(item["fen"])
+        sources = {m.from_square for m in board.legal_moves}
+        for square, drop in enumerate(row):
+            if min(chess.square_distance(square, s) for s in sources) > 2:
+                assert abs(drop) < 1e-5, (item["id"], chess.square_name(square), drop)
+        assert abs(row[chess.Move.from_uci(item["first"]).from_square]) > 0.01
+
+
 @pytest.mark.parametrize("net", ["maia-1900", "cf-shaw"])
-def test_black_to_move_effect_lands_on_the_real_target(net):
+def test_black_to_move_effect_lands_on_the_real_squares(net):
+    """Patching the 1st move's real source and target squares at the last point costs the move; their
+    mirror images (where a mover-frame mix-up would put them) cost it far less."""
     items = [i for i in PUZZLES[net] if " b " in i["fen"]][:4]
     assert items
 
     def sets(item, clean, corrupted):
-        target = chess.Move.from_uci(item["first"]).to_square
-        return [[target], [chess.square_mirror(target)]]
+        move = chess.Move.from_uci(item["first"])
+        real = [move.from_square, move.to_square]
+        return [real, [chess.square_mirror(s) for s in real]]
 
     for real, mirror in _last_point_drops(net, items, sets):
         assert real > 0.5 and real > mirror + 0.5, (real, mirror)
