@@ -89,7 +89,7 @@ def run_study(spec: StudySpec, *, done: Mapping[int, dict] = {}, on_item: Callab
     with torch_threads(threads):
         method, context = open_study(spec, threads, device)
         items = study_items(spec, context)
-        results = {i: dict(r) for i, r in done.items() if 0 <= i < len(items)}
+        results = {int(i): dict(r) for i, r in done.items() if 0 <= int(i) < len(items)}  # JSON keys may be text
         if on_progress:
             on_progress(len(results), len(items))
         if len(results) < len(items):
