@@ -53,8 +53,8 @@ def _last_point_drops(net: str, items: list[dict], sets_of) -> list[list[float]]
 def test_positive_control_first_target_is_largest_at_the_last_point():
     """cf-shaw's policy reads each move from its source and target squares' last stream (q . k), so
     there the 1st target outweighs the 3rd target, the corrupted squares and every other square."""
-    items = PUZZLES["cf-shaw"][:12]
-    assert len(items) >= 8
+    items = PUZZLES["cf-shaw"]  # the 6 it kept and analysed of the 1,000
+    assert len(items) >= 5
 
     def sets(item, clean, corrupted):
         return square_sets(chess.Move.from_uci(item["first"]), chess.Move.from_uci(item["third"]),
