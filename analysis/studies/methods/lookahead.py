@@ -1,0 +1,1 @@
+"""``lookahead``: residual patching by square and readout point (filled in next)."""
