@@ -20,9 +20,11 @@ from typing import Iterable, Iterator, Sequence
 import chess
 import chess.pgn
 
-__all__ = ["MinedPosition", "MiningConfig", "confident_lines", "game_positions", "master_pgns", "mine"]
+from analysis.studies.errors import StudyInputError
+from analysis.studies.positions import SHARED_DATA, Item, PositionSource, register_miner
 
-SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+__all__ = ["MinedPosition", "MiningConfig", "confident_lines", "game_positions", "master_pgns", "mine", "mine_items"]
+
 
 
 @dataclass(frozen=True)
@@ -127,3 +129,25 @@ def _mine_chunk(evaluator, chunk: list[tuple[str, str]], config: MiningConfig) -
     lines = confident_lines(evaluator, [fen for _, fen in chunk], config)
     return [MinedPosition(id=key, fen=fen, moves=line[0], probs=line[1])
             for (key, fen), line in zip(chunk, lines) if line is not None]
+
+
+def mine_items(source: PositionSource, context) -> list[Item]:
+    """The ``games`` position kind inside a study: the study network's confident lines in the master
+    games (or in ``source.path``, a PGN file or a folder of them), ``source.limit`` of them (default 200)."""
+    path = Path(source.path) if source.path else None
+    try:
+        paths = sorted(path.glob("*.pgn")) if path is not None and path.is_dir() else [path] if path else master_pgns()
+    except FileNotFoundError as exc:
+        raise StudyInputError(str(exc)) from None
+    if not paths or not all(p.is_file() for p in paths):
+        raise StudyInputError(f"no PGN file at {source.path}")
+    config = MiningConfig(limit=source.limit or MiningConfig.limit)
+    try:
+        mined = mine(context.evaluator, game_positions(paths, config.skip), config)
+    except ValueError as exc:
+        raise StudyInputError(str(exc)) from None
+    return [Item(index=i, id=m.id, fen=m.fen, moves=m.moves, meta={"source": "games", "probs": list(m.probs)})
+            for i, m in enumerate(mined)]
+
+
+register_miner("games", mine_items)
