@@ -20,6 +20,7 @@ from analysis.encoding.chessbench import fen_string
 from analysis.encoding.graph import graph_for_width, split_input
 from analysis.lens import lens_for
 from analysis.models import get_family
+from analysis.models.lens import ResidualPatch
 from analysis.models.lc0 import load_lc0
 from analysis.models.lc0.config import AttentionConfig
 from tests.lc0_random_nets import write_net
@@ -127,3 +128,93 @@ def test_a_point_without_squares_says_why():
     assert giraffe.point_vector(prepared, "hidden", seen[0]).shape == (1, giraffe.model.config.hidden)
     for capability in ("patch", "head_patch", "attention_zero"):
         assert not giraffe.has(capability) and giraffe.why_not(capability).startswith("Giraffe's")
+
+
+# --- residual patches -------------------------------------------------------------------------
+# The corrupted copy differs on the board alone (White's d4 pawn removed; same side to move, castling,
+# en passant and clocks), so for ChessBench "all squares" and "the whole token stream" coincide on
+# every token but the board's; an all-True patch takes the whole point anyway (see ResidualPatch).
+CORRUPTED = "r3k2r/ppp2ppp/2n1bn2/3qp3/8/2N1BN2/PPP1QPPP/R3K2R b KQkq - 4 9"
+
+
+def _passes(lens, clean_fen=BLACK_TO_MOVE, corrupted_fen=CORRUPTED):
+    clean = lens.prepare(chess.Board(clean_fen))
+    corrupted = lens.aligned(lens.prepare(chess.Board(corrupted_fen)), clean)
+    with torch.no_grad():
+        seen, _ = lens.run(corrupted, capture=True)
+    return clean, corrupted, seen
+
+
+def _own_logits(lens, fen):
+    prepared = lens.prepare(chess.Board(fen))
+    with torch.no_grad():
+        return prepared.moves, lens.run(prepared)[1].logits[0]
+
+
+def test_every_square_of_a_point_from_the_corrupted_pass_gives_the_corrupted_output(lens):
+    clean, _, seen = _passes(lens)
+    moves, corrupted_logits = _own_logits(lens, CORRUPTED)
+    both = [m for m in clean.moves if m in moves]
+    assert len(both) > 20
+    at_clean = torch.tensor([clean.moves.index(m) for m in both])
+    at_corrupted = torch.tensor([moves.index(m) for m in both])
+    points = sorted({0, len(lens.readouts) // 2, len(lens.readouts) - 1})
+    patches = [lens.readouts[i] for i in points]
+    everything = torch.ones(1, 64, dtype=torch.bool)
+    for point, index in zip(patches, points):
+        with torch.no_grad():
+            _, out = lens.run(clean, patches=[ResidualPatch(point, seen[index], everything)])
+        diff = (out.logits[0, at_clean] - corrupted_logits[at_corrupted]).abs().max()
+        assert diff < 1e-5, (point, diff)
+
+
+def test_patching_from_the_clean_pass_itself_changes_nothing(lens):
+    clean = lens.prepare(chess.Board(BLACK_TO_MOVE))
+    generator = torch.Generator().manual_seed(0)
+    squares = torch.rand(3, 64, generator=generator) < 0.5
+    with torch.no_grad():  # the source from a pass of the same batch shape: bit for bit the same stream
+        seen, plain = lens.run(clean, variants=3, capture=True)  # (a 1-variant pass may round differently)
+        patches = [ResidualPatch(point, seen[i], squares) for i, point in enumerate(lens.readouts)]
+        patched_seen, patched = lens.run(clean, variants=3, capture=True, patches=patches)
+    assert torch.equal(patched.logits, plain.logits)
+    assert all(torch.equal(a, b) for a, b in zip(seen, patched_seen))
+
+
+def test_a_black_to_move_patch_lands_on_the_real_square_not_its_mirror(lens):
+    """Black's 1st move d5d4 (the queen takes on d4): patching d4 alone at a middle point puts the
+    corrupted d4 there, leaves every other square (d5, d4's mirror, included) clean."""
+    clean, _, seen = _passes(lens)
+    index = len(lens.readouts) // 2
+    point = lens.readouts[index]
+    target = chess.Move.from_uci("d5d4").to_square
+    squares = torch.zeros(1, 64, dtype=torch.bool)
+    squares[0, target] = True
+    with torch.no_grad():
+        clean_seen, _ = lens.run(clean, capture=True)
+        patched_seen, _ = lens.run(clean, capture=True, patches=[ResidualPatch(point, seen[index], squares)])
+    by_square = {name: lens.square_stream(clean, point, s[index])[0]
+                 for name, s in (("clean", clean_seen), ("corrupted", seen), ("patched", patched_seen))}
+    assert torch.equal(by_square["patched"][target], by_square["corrupted"][target])
+    assert not torch.equal(by_square["clean"][target], by_square["corrupted"][target])
+    others = torch.arange(64) != target
+    assert torch.equal(by_square["patched"][others], by_square["clean"][others])
+    mirror = chess.square_mirror(target)
+    assert torch.equal(by_square["patched"][mirror], by_square["clean"][mirror])
+
+
+def test_a_resnet_patch_spreads_around_the_real_square_only():
+    """Maia's blocks are two 3x3 convolutions (plus SE's per-channel gate, which reaches every square):
+    a patch of d4 at ``embed`` moves the next block's stream most within two squares of d4, and
+    the mirror d5's far side (rank 7 and beyond) least."""
+    lens = NETS["lc0-resnet"](None)
+    clean, _, seen = _passes(lens)
+    squares = torch.zeros(1, 64, dtype=torch.bool)
+    squares[0, chess.D4] = True
+    with torch.no_grad():
+        clean_seen, _ = lens.run(clean, capture=True)
+        patched_seen, _ = lens.run(clean, capture=True, patches=[ResidualPatch("embed", seen[0], squares)])
+    change = (lens.square_stream(clean, "0.block", patched_seen[1])
+              - lens.square_stream(clean, "0.block", clean_seen[1]))[0].abs().sum(-1)
+    near = [s for s in range(64) if chess.square_distance(s, chess.D4) <= 2]
+    far = [s for s in range(64) if chess.square_distance(s, chess.D4) > 2]
+    assert change[near].min() > change[far].max()

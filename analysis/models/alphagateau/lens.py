@@ -108,7 +108,7 @@ class AlphaGateauLens(LensAdapter):
             stacked = torch.cat((h, g), dim=1)
             seen.append(at(i, stacked))
             if seen[-1] is not stacked:  # patched: the streams go on from the patch
-                h, g = seen[-1][:, :graph.nodes], seen[-1][:, graph.nodes:]
+                h, g = seen[-1][:, :graph.nodes].contiguous(), seen[-1][:, graph.nodes:].contiguous()
         return seen
 
     def square_rows(self, prepared: Prepared, point: str) -> torch.Tensor:
