@@ -105,76 +105,12 @@ class Heads(StudyMethod):
         keep = {k: puzzle[k] for k in ("kept", "eligible", "fen", "corrupted_fen", "first", "third")}
         if {first.to_square, third.to_square} & set(puzzle["corrupted_squares"]):
             return {**keep, "analysed": False, "skip": "the corruption touches the 1st or 3rd target"}
-        adapter = context.adapter
-        clean = adapter.prepare(from_fen(puzzle["fen"]))
-        dirty = adapter.aligned(adapter.prepare(from_fen(puzzle["corrupted_fen"])), clean)
-        with torch.no_grad():
-            _, out = adapter.run(clean)
-            top = int(out.logits[0].argmax())
-            grids = self._layer_tests(adapter, clean, dirty, top, first.to_square, third.to_square)
-            piece = third_piece(puzzle["fen"], puzzle["first"], item.moves[1], puzzle["third"])
-            pieces = self._piece_test(context, item, clean, top, piece, third, grids.pop("base"))
-        return {**keep, "analysed": True, "top": clean.moves[top].uci(), **grids, "piece": piece, **pieces}
-
-    @staticmethod
-    def _drops(adapter, clean, top: int, base: torch.Tensor, variants: int, patches: list) -> list[float]:
-        from analysis.lens.patching import log_odds
-
-        _, out = adapter.run(clean, variants=variants, patches=patches)
-        return (base - log_odds(out.logits, top)).float().cpu().tolist()
-
-    def _layer_tests(self, adapter, clean, dirty, top: int, q: int, k: int) -> dict:
-        """(a) and (b): per layer one forward of 3H variants (each head patched; each head's single
-        entry zeroed; each head's other entries zeroed)."""
-        from analysis.lens.patching import log_odds
-        from analysis.models.lens import AttentionZero, HeadPatch
-
-        units = adapter.units["head"]
-        heads = units.per_layer
-        _, out = adapter.run(clean)
-        base = log_odds(out.logits, top)
-        grids: dict = {"head_patch": [], "single_entry": [], "other_entries": []}
-        for layer in range(units.layers):
-            chosen = torch.zeros(3 * heads, heads, dtype=torch.bool)
-            chosen[torch.arange(heads), torch.arange(heads)] = True
-            patches = [HeadPatch(layer, adapter.capture_heads(dirty, layer), chosen)]
-            for h in range(heads):
-                entries = zero_entries(3 * heads, {heads + h: [(q, k)]}, {})
-                entries[2 * heads + h] = True
-                entries[2 * heads + h, q, k] = False
-                patches.append(AttentionZero(layer, h, entries))
-            drops = self._drops(adapter, clean, top, base, 3 * heads, patches)
-            for i, name in enumerate(grids):
-                grids[name].append([round(d, 6) for d in drops[i * heads:(i + 1) * heads]])
-        return {**grids, "base": base}
-
-    def _piece_test(self, context: StudyContext, item: Item, clean, top: int, piece: str, third: chess.Move,
-                    base: torch.Tensor) -> dict:
-        """(c): variants main / other / random, each zeroing one key column in its group's heads."""
-        from analysis.models.lens import AttentionZero
-
-        labels = context.state["labels"]
-        if labels is None:
-            return {"piece_drops": {g: None for g in PIECE_GROUPS}, "piece_heads": {"main": [], "other": []}}
-        main = [(l, h) for l, row in enumerate(labels) for h, label in enumerate(row) if label == piece]
-        other = [(l, h) for l, row in enumerate(labels) for h, label in enumerate(row)
-                 if label in MOVEMENT and label != piece]
         choices = [s for s in chess.SQUARES if s not in (third.to_square, third.from_square)]
         random_square = int(choices[int(context.rng(item).integers(len(choices)))])
-        target, source = third.to_square, third.from_square
-        patches = []
-        for layer, head in sorted(set(main) | set(other)):
-            columns = {}
-            if (layer, head) in main:
-                columns.update({0: (target, source), 2: (random_square, source)})
-            if (layer, head) in other:
-                columns[1] = (target, source)
-            patches.append(AttentionZero(layer, head, zero_entries(3, {}, columns)))
-        drops = self._drops(context.adapter, clean, top, base, 3, patches) if patches else [None] * 3
-        present = {"main": bool(main), "other": bool(other), "random": bool(main)}
-        return {"piece_drops": {g: round(d, 6) if present[g] else None for g, d in zip(PIECE_GROUPS, drops)},
-                "piece_heads": {"main": [head_name(*u) for u in main], "other": [head_name(*u) for u in other]},
-                "random_square": chess.square_name(random_square)}
+        line = (puzzle["first"], item.moves[1], puzzle["third"])
+        effects = head_effects(context.adapter, puzzle["fen"], puzzle["corrupted_fen"], line,
+                               context.state["labels"], random_square)
+        return {**keep, "analysed": True, **effects}
 
     def summarise(self, context: StudyContext, results: list[dict]) -> dict:
         analysed = [r for r in results if r.get("analysed")]
@@ -253,6 +189,87 @@ def _figures(patching: list[list[dict]], pieces: dict) -> list[dict]:
              "ylabel": "log-odds drop", "x": heads, "series": series},
             {"name": "piece_heads", "title": "Zeroing the 3rd-move target's key column",
              "ylabel": "log-odds drop", "x": groups, "series": spread}]
+
+
+def head_effects(adapter, fen: str, corrupted_fen: str, line: tuple[str, str, str], labels: list[list[str]] | None,
+                 random_square: int) -> dict:
+    """One puzzle's three tests: the clean top move, the (a)/(b) grids (layers x heads) and the (c)
+    drops. Clean and corrupted are prepared the same way, from their FENs alone."""
+    first, third = chess.Move.from_uci(line[0]), chess.Move.from_uci(line[2])
+    clean = adapter.prepare(from_fen(fen))
+    dirty = adapter.aligned(adapter.prepare(from_fen(corrupted_fen)), clean)
+    piece = third_piece(fen, *line)
+    with torch.no_grad():
+        _, out = adapter.run(clean)
+        top = int(out.logits[0].argmax())
+        grids = layer_tests(adapter, clean, dirty, top, first.to_square, third.to_square)
+        pieces = piece_test(adapter, clean, top, labels, piece, third, random_square)
+    return {"top": clean.moves[top].uci(), **grids, "piece": piece, **pieces}
+
+
+def drops(adapter, clean, top: int, variants: int, patches: list) -> list[float]:
+    """The clean top move's log-odds drop in each of ``variants`` patched copies (one forward each way)."""
+    from analysis.lens.patching import log_odds
+
+    _, out = adapter.run(clean)
+    base = log_odds(out.logits, top)
+    _, out = adapter.run(clean, variants=variants, patches=patches)
+    return (base - log_odds(out.logits, top)).float().cpu().tolist()
+
+
+def layer_tests(adapter, clean, dirty, top: int, q: int, k: int) -> dict:
+    """(a) and (b): per layer one forward of 3H variants (each head's write from the corrupted pass;
+    each head's single (q, k) entry zeroed; each head's other entries zeroed)."""
+    from analysis.models.lens import AttentionZero, HeadPatch
+
+    units = adapter.units["head"]
+    heads = units.per_layer
+    grids: dict = {"head_patch": [], "single_entry": [], "other_entries": []}
+    for layer in range(units.layers):
+        chosen = torch.zeros(3 * heads, heads, dtype=torch.bool)
+        chosen[torch.arange(heads), torch.arange(heads)] = True
+        patches = [HeadPatch(layer, adapter.capture_heads(dirty, layer), chosen)]
+        for h in range(heads):
+            entries = zero_entries(3 * heads, {heads + h: [(q, k)]}, {})
+            entries[2 * heads + h] = True
+            entries[2 * heads + h, q, k] = False
+            patches.append(AttentionZero(layer, h, entries))
+        row = drops(adapter, clean, top, 3 * heads, patches)
+        for i, name in enumerate(grids):
+            grids[name].append([round(d, 6) for d in row[i * heads:(i + 1) * heads]])
+    return grids
+
+
+def piece_groups(labels: list[list[str]], piece: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The heads the atlas labels with ``piece``'s movement pattern, and those with another piece's."""
+    main = [(l, h) for l, row in enumerate(labels) for h, label in enumerate(row) if label == piece]
+    other = [(l, h) for l, row in enumerate(labels) for h, label in enumerate(row) if label in MOVEMENT and label != piece]
+    return main, other
+
+
+def piece_test(adapter, clean, top: int, labels: list[list[str]] | None, piece: str, third: chess.Move,
+               random_square: int) -> dict:
+    """(c): variants main / other / random, each zeroing one key column (its entry from the 3rd move's
+    source protected) in its group's heads; a group without heads gives None."""
+    from analysis.models.lens import AttentionZero
+
+    if labels is None:
+        return {"piece_drops": {g: None for g in PIECE_GROUPS}, "piece_heads": {"main": [], "other": []}}
+    main, other = piece_groups(labels, piece)
+    target, source = third.to_square, third.from_square
+    patches = []
+    for layer, head in sorted(set(main) | set(other)):
+        columns = {}
+        if (layer, head) in main:
+            columns.update({0: (target, source), 2: (random_square, source)})
+        if (layer, head) in other:
+            columns[1] = (target, source)
+        patches.append(AttentionZero(layer, head, zero_entries(3, {}, columns)))
+    row = drops(adapter, clean, top, 3, patches) if patches else [None] * 3
+    present = {"main": bool(main), "other": bool(other), "random": bool(main)}
+    return {"piece_drops": {g: round(d, 6) if present[g] else None for g, d in zip(PIECE_GROUPS, row)},
+            "piece_heads": {"main": [head_name(*u) for u in main], "other": [head_name(*u) for u in other]},
+            "random_square": chess.square_name(random_square)}
 
 
 register(Heads())
