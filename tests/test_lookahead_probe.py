@@ -166,3 +166,15 @@ def test_the_study_command_runs_the_probe(tiny_checkpoint, tmp_path, capsys):
                  "--set", "mined=0", "--set", "seeds=1", "--set", "epochs=1", "--threads", "1", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and set(out["probe"]) == {"trained", "untrained"} and len(out["probe"]["trained"]) == len(out["points"])
+
+
+def test_the_lookahead_command_with_method_probe_adds_probe(tiny_checkpoint, tmp_path, capsys):
+    csv = tmp_path / "p.csv"
+    csv.write_text("PuzzleId,FEN,Moves,Rating,Themes\n"
+                   "tewjc,r5k1/pp3p1p/2b2qp1/3pr3/8/4P2P/R1PN1PP1/Q3K2R w K - 0 19,a2a7 e5e3 f2e3 f6a1 a7a1 a8a1,1493,long\n")
+    code = main(["study", "lookahead", "--model", str(tiny_checkpoint), "--sparring", str(tiny_checkpoint),
+                 "--csv", str(csv), "--method", "probe", "--set", "mined=0", "--threads", "1", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and {"puzzles", "points", "patching", "probe"} <= set(out)
+    assert out["studies"]["probe"]["summary"]["probe_positions"]["puzzle_rule"] == "kept (the look-ahead set)"
+    assert len(out["probe"]["trained"]) == len(out["points"])
