@@ -110,7 +110,8 @@ class Heads(StudyMethod):
         line = (puzzle["first"], item.moves[1], puzzle["third"])
         effects = head_effects(context.adapter, puzzle["fen"], puzzle["corrupted_fen"], line,
                                context.state["labels"], random_square)
-        return {**keep, "analysed": True, **effects}
+        note = {"piece_note": context.state["no_labels"]} if context.state["labels"] is None else {}
+        return {**keep, "analysed": True, **effects, **note}
 
     def summarise(self, context: StudyContext, results: list[dict]) -> dict:
         analysed = [r for r in results if r.get("analysed")]
@@ -140,8 +141,7 @@ class Heads(StudyMethod):
                                "dropped": dropped},
                    "heads": {"patching": [[_cell(c) for c in row] for row in patching], "top": top,
                              "single_entry": single, "piece_movement": pieces,
-                             "piece_labels": context.state.get("labels") and _label_counts(context.state["labels"]),
-                             "no_labels": context.state.get("no_labels")}}
+                             "piece_heads": _heads_used(analysed)}}
         summary["table"], summary["figures"] = table, _figures(patching, pieces)
         return summary
 
@@ -168,6 +168,15 @@ def _spread(values: list[float]) -> dict:
     x = np.asarray(values, dtype=float)
     return {"n": int(x.size), "median": float(np.median(x)), "p95": float(np.percentile(x, 95)),
             "drop": _cell(stats.mean_se(values))}
+
+
+def _heads_used(analysed: list[dict]) -> dict:
+    """Movement pattern -> the heads the atlas gave it, as the items recorded them (so a resumed run,
+    which computes no atlas, summarises the same)."""
+    out: dict[str, list[str]] = {}
+    for r in analysed:
+        out.setdefault(r["piece"], r["piece_heads"]["main"])
+    return dict(sorted(out.items()))
 
 
 def _label_counts(labels: list[list[str]]) -> dict:
