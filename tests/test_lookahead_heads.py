@@ -4,6 +4,8 @@ the same patch run alone, a clean source changes nothing, the piece groups come 
 
 from __future__ import annotations
 
+import json
+
 import chess
 import pytest
 import torch
@@ -113,3 +115,20 @@ def test_a_net_without_heads_says_why():
 def test_the_heads_method_needs_a_sparring_net(tiny_checkpoint):
     with pytest.raises(StudyInputError, match="sparring"):
         run_study(StudySpec("heads", str(tiny_checkpoint), PositionSource("fens", text=FEN), {}, 0))
+
+
+PUZZLE = ("PuzzleId,FEN,Moves,Rating,Themes\n"  # lichess_puzzles_1000.csv: kept for cf-shaw with maia-1100 sparring
+          "3AZG3,r5k1/2r2b2/3R1Pp1/p3p3/R1P1P1B1/8/7P/6K1 b - - 1 30,f7c4 a4c4 c7c4 g4e6 g8h8 e6c4,1760,"
+          "attraction crushing endgame exposedKing fork long sacrifice\n")
+
+
+def test_the_heads_study_on_cf_shaw_is_deterministic_and_resumes_the_same():
+    spec = StudySpec("heads", "cf-shaw", PositionSource("csv", text=PUZZLE),
+                     {"sparring": "maia-1100", "atlas_positions": 64}, 3)
+    first = run_study(spec, threads=1)
+    item = first["items"][0]
+    assert item["kept"] and item["analysed"] and item["piece"] == "bishop-moves"
+    assert first["summary"]["heads"]["piece_heads"] == {"bishop-moves": item["piece_heads"]["main"]}
+    assert len(first["summary"]["heads"]["top"]) == 3
+    assert json.dumps(run_study(spec, threads=1)) == json.dumps(first)
+    assert json.dumps(run_study(spec, done={0: item}, threads=1)) == json.dumps(first)
