@@ -31,6 +31,7 @@ from analysis.studies import stats
 from analysis.studies.errors import StudyInputError
 from analysis.studies.lookahead_set import REASONS, PuzzleRules, build, from_fen
 from analysis.studies.methods import StudyContext, StudyMethod, register
+from analysis.studies.methods.lookahead import rules_of
 from analysis.studies.networks import load_network
 from analysis.studies.positions import Item
 
@@ -38,7 +39,7 @@ PIECE_GROUPS = ("main", "other", "random")
 
 
 @dataclass(frozen=True)
-class HeadsSettings:
+class HeadsSettings(PuzzleRules):  # the look-ahead set's rules, as lookahead takes them
     sparring: str | None = None  # the weaker net the look-ahead set is built with (required)
     threshold: float = 1.5  # log-odds drop that counts as a hit in the single-entry test (the paper's)
     atlas_positions: int = 256  # the head atlas's sample, for the piece-movement heads
@@ -98,7 +99,7 @@ class Heads(StudyMethod):
             context.state["labels"], context.state["no_labels"] = None, str(exc)
 
     def measure(self, context: StudyContext, item: Item) -> dict:
-        puzzle = build(item, context.evaluator, context.state["sparring"], PuzzleRules())
+        puzzle = build(item, context.evaluator, context.state["sparring"], rules_of(context.settings))
         if not puzzle["kept"]:
             return {k: v for k, v in puzzle.items() if k in ("kept", "eligible", "reason")}
         first, third = chess.Move.from_uci(puzzle["first"]), chess.Move.from_uci(puzzle["third"])

@@ -24,6 +24,7 @@ from analysis.studies.bilinear_probe import MoveProbeData, ProbeConfig, probe_wh
 from analysis.studies.errors import StudyInputError
 from analysis.studies.lookahead_set import PuzzleRules, build, correct, structural
 from analysis.studies.methods import StudyContext, StudyMethod, register
+from analysis.studies.methods.lookahead import rules_of
 from analysis.studies.mining import MiningConfig, game_positions, master_pgns, mine
 from analysis.studies.networks import load_network
 from analysis.studies.positions import Item
@@ -35,7 +36,7 @@ MIN_POSITIONS = 20
 
 
 @dataclass(frozen=True)
-class ProbeSettings:
+class ProbeSettings(PuzzleRules):  # the look-ahead set's rules, as lookahead takes them
     sparring: str | None = None  # the weaker net the look-ahead set is built with (rule "kept")
     rule: str = "auto"  # which puzzles: "kept", "correct", "line" (structural only: the item's own line); auto:
     # "kept" with a sparring net, else "correct"
@@ -128,7 +129,7 @@ class Probe(StudyMethod):
             return {"kept": True, "source": "games", "fen": item.fen, "first": item.moves[0], "third": item.moves[2]}
         rule = context.settings.puzzle_rule()
         if rule == "kept":
-            puzzle = build(item, context.evaluator, context.state["sparring"], PuzzleRules())
+            puzzle = build(item, context.evaluator, context.state["sparring"], rules_of(context.settings))
             if not puzzle["kept"]:
                 return {k: puzzle[k] for k in ("kept", "eligible", "reason")}
         else:
