@@ -19,7 +19,8 @@ From a Lichess puzzle (``Item``: the position after the setup move, ``moves`` it
 
 Every position is built from its FEN alone, clean and corrupted alike (no move history: an Lc0 or Maia
 input then differs between the two only where the boards do). All candidates of a puzzle are
-evaluated in one batched call per network. A dropped puzzle records its reason.
+evaluated in one batched call per network (the sparring net reads only those that pass the
+studied net's two rules). A dropped puzzle records its reason.
 """
 
 from __future__ import annotations
@@ -145,20 +146,19 @@ def choose_corruption(clean: chess.Board, first: chess.Move, studied, sparring, 
         return {"reason": "no corruption", "candidates": 0}
     boards = [from_fen(c.fen) for c in candidates]
     stud_clean, *stud = studied.evaluate([clean, *boards])
-    spar = sparring.evaluate(boards)
-    old_top = stud_clean.best_move()
-    base_odds, base_value = log_odds(spar_clean.policy.get(first, 0.0)), mover_value(stud_clean)
+    old_top, base_value = stud_clean.best_move(), mover_value(stud_clean)
+    # The studied net's rules first: the sparring net then reads only the boards that pass them.
+    passing = [i for i, ev in enumerate(stud) if base_value - mover_value(ev) > rules.value_drop
+               and ev.policy.get(old_top, 0.0) < rules.old_top_prob]
+    spar = sparring.evaluate([boards[i] for i in passing])
+    base_odds = log_odds(spar_clean.policy.get(first, 0.0))
     best = None
-    for c, s_ev, t_ev in zip(candidates, spar, stud):
+    for i, s_ev in zip(passing, spar):
         if base_odds - log_odds(s_ev.policy.get(first, 0.0)) >= rules.sparring_log_odds_drop:
-            continue
-        if base_value - mover_value(t_ev) <= rules.value_drop:
-            continue
-        if t_ev.policy.get(old_top, 0.0) >= rules.old_top_prob:
             continue
         divergence = jsd(spar_clean.policy, s_ev.policy)
         if best is None or divergence < best[0]:
-            best = (divergence, c)
+            best = (divergence, candidates[i])
     if best is None:
         return {"reason": "no corruption", "candidates": len(candidates)}
     divergence, c = best
