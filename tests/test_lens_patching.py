@@ -218,3 +218,15 @@ def test_a_resnet_patch_spreads_around_the_real_square_only():
     near = [s for s in range(64) if chess.square_distance(s, chess.D4) <= 2]
     far = [s for s in range(64) if chess.square_distance(s, chess.D4) > 2]
     assert change[near].min() > change[far].max()
+
+
+def test_a_residual_source_of_another_shape_is_refused_with_a_sentence(lens):
+    clean = lens.prepare(chess.Board(BLACK_TO_MOVE))
+    with torch.no_grad():
+        seen, _ = lens.run(clean, capture=True)
+    wrong = seen[1][..., :3] if lens.family != "lc0-resnet" else seen[1][:, :3]
+    squares = torch.ones(1, 64, dtype=torch.bool)
+    with pytest.raises(ValueError, match="a variant|rows"):
+        lens.run(clean, patches=[ResidualPatch(lens.readouts[1], wrong, squares)])
+    with pytest.raises(ValueError, match=r"must be \(1, 64\)"):
+        lens.run(clean, patches=[ResidualPatch(lens.readouts[1], seen[1], torch.ones(1, 63, dtype=torch.bool))])

@@ -47,6 +47,7 @@ def test_the_batched_drop_is_each_patch_run_alone(lens):
     points = [lens.readouts[0], lens.readouts[-1]]
     table = patched_drops(lens, clean, corrupted, MOVE, points, SETS)
     assert table.shape == (2, len(SETS))
+    assert torch.allclose(patched_drops(lens, clean, corrupted, MOVE, points, SETS, max_variants=1), table, atol=1e-4)
     for i, point in enumerate(points):
         row = patched_drop(lens, clean, corrupted, MOVE, point, SETS)
         assert torch.allclose(row, table[i], atol=1e-4)

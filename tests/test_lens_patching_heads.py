@@ -122,3 +122,32 @@ def test_a_family_without_heads_says_why():
         maia.run(maia.prepare(chess.Board()), patches=[AttentionZero(0, 0, torch.zeros(1, 64, 64, dtype=torch.bool))])
     gateau = NETS["alphagateau"](None)
     assert "edges" in gateau.why_not("attention_zero") and "projection" in gateau.why_not("head_patch")
+
+
+def test_head_patched_drops_are_each_head_patched_alone(lens):
+    from analysis.lens.patching import head_patched_drops, log_odds
+
+    clean = _clean(lens)
+    corrupted = lens.prepare(chess.Board(CORRUPTED))
+    move = chess.Move.from_uci("d5d4")
+    table = head_patched_drops(lens, clean, corrupted, move)
+    kind = lens.units["head"]
+    assert table.shape == (kind.layers, kind.per_layer)
+    index = clean.moves.index(move)
+    source = lens.aligned(corrupted, clean)
+    base = log_odds(_run(lens, clean).logits, index)[0]
+    for layer in range(kind.layers):
+        captured = lens.capture_heads(source, layer)
+        for head in range(kind.per_layer):
+            heads = torch.zeros(1, kind.per_layer, dtype=torch.bool)
+            heads[0, head] = True
+            alone = base - log_odds(_run(lens, clean, patches=[HeadPatch(layer, captured, heads)]).logits, index)[0]
+            assert abs(alone - table[layer, head]) < 1e-4
+    assert table.abs().max() > 1e-4
+
+
+def test_a_source_of_another_shape_is_refused_with_a_sentence(lens):
+    clean = _clean(lens)
+    wrong = torch.zeros(1, 3, 5)
+    with pytest.raises(ValueError, match="does not fit|a variant|rows"):
+        _run(lens, clean, patches=[HeadPatch(0, wrong, torch.ones(1, 4, dtype=torch.bool))])

@@ -8,7 +8,11 @@ JSON contract (``--json``): ``network``, ``fen``, ``about`` (the description, as
 request (``request`` and the answer's fields), for the side to move: ``lens`` always (the logit
 lens), ``ablate`` (``--ablate L:I --scale S``), ``grid`` (``--grid UCI``), ``split`` (``--split L``),
 ``neurons`` (``--neurons L``), ``neuron`` (``--unit-map L:I``), ``carriers`` (``--carriers UCI``) and
-``where_else`` (``--where-else L:I [--pool FILE]``). Layers and units count from 0.
+``where_else`` (``--where-else L:I [--pool FILE]``). Layers and units count from 0. The CLI's ``lens``
+also holds ``logits``: {uci: [logit per readout]} for every legal move. With ``--patch-from FEN
+--patch-point P [--patch-squares all|e4,d5]`` the ``lens`` entry is that of the patched pass (its
+``request`` says so under ``patch``): with all squares its last readout is FEN's own output for
+every move legal in both positions.
 """
 
 from __future__ import annotations
@@ -50,6 +54,12 @@ def register(subparsers) -> None:
     p.add_argument("--neuron-top", type=int, default=None, metavar="N",
                    help="how many units or positions the neuron options list (1 to 32; default 10 units for "
                         "--neurons, 8 for --carriers and --where-else)")
+    p.add_argument("--patch-from", default=None, metavar="FEN",
+                   help="the logit lens of a patched pass: --patch-point on --patch-squares taken from this "
+                        "position's pass (the corrupted copy; same side to move)")
+    p.add_argument("--patch-point", default=None, metavar="P", help="the readout point patched (e.g. 3.block)")
+    p.add_argument("--patch-squares", default="all", metavar="all|e4,d5",
+                   help="real squares patched: all (the whole point) or square names (default all)")
     p.add_argument("--device", default=None, help="cpu or cuda (default: $SIGHTLINE_DEVICE, else auto)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=run_lens)
@@ -96,7 +106,9 @@ def _queries(args: argparse.Namespace) -> list[tuple[str, dict]]:
     queries the site's API takes (``analysis.lens.requests``)."""
     unit = {"unit": args.unit} if args.unit else {}
     top = {"top": args.neuron_top} if args.neuron_top is not None else {}
-    out = [("lens", {"moves": args.moves, "readout": args.readout})]
+    patch = {} if args.patch_from is None else {"patch_from": args.patch_from, "patch_point": args.patch_point,
+                                                 "patch_squares": args.patch_squares}
+    out = [("lens", {"moves": args.moves, "readout": args.readout, **patch})]
     if args.ablate is not None:
         layer, index = _parse_unit(args.ablate)
         out.append(("ablate", {**unit, "layer": layer, "index": index, "scale": args.scale}))
@@ -126,7 +138,8 @@ def _requests(queries, description, board, args) -> list:
 
     pool = _pool(args.pool) if args.where_else is not None and args.pool != "atlas" else None
     requests = [parse(quantity, query, description, board, pool) for quantity, query in queries]
-    return [replace(r, top=args.top, exact=args.exact) if r.quantity == "grid" else r for r in requests]
+    return [replace(r, top=args.top, exact=args.exact) if r.quantity == "grid"
+            else replace(r, every_move=True) if r.quantity == "lens" else r for r in requests]
 
 
 def _pool(name: str) -> list[str]:

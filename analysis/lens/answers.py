@@ -42,11 +42,17 @@ def _finite(array) -> list:
 def _logit_lens(request: LogitLens, adapter, board: chess.Board) -> dict:
     from analysis.lens import core
 
-    view = core.logit_lens(adapter, board)
+    patch = request.patch
+    if patch is None:
+        view = core.logit_lens(adapter, board)
+    else:
+        view = core.logit_lens(adapter, board, chess.Board(patch.source), patch.point, patch.squares)
     out: dict = {"readouts": view.readouts, "score": None if view.score is None else view.score.tolist(),
                  "wdl": None if view.wdl is None else view.wdl.tolist(), "top": view.top(), "curves": {}}
     if view.logits is None:
         return out
+    if request.every_move:
+        out["logits"] = {uci: [float(x) for x in view.logits[:, m]] for m, uci in enumerate(view.moves)}
     last = view.logits[-1].argsort()[::-1]
     moves = list(request.moves) or [view.moves[i] for i in last[:MAX_MOVES]]
     for uci in moves:

@@ -13,8 +13,8 @@ import chess
 import numpy as np
 import torch
 
-from analysis.lens import LensError, LensUnavailable, checks
-from analysis.models.lens import LensAdapter, Prepared, ReadOut
+from analysis.lens import LensError, LensMismatch, LensUnavailable, checks
+from analysis.models.lens import LensAdapter, Prepared, ReadOut, ResidualPatch
 
 
 def require(adapter: LensAdapter, capability: str) -> None:
@@ -83,16 +83,37 @@ def ranks_of(logits: np.ndarray) -> np.ndarray:
     return 1 + (logits[:, None, :] > logits[:, :, None]).sum(-1)
 
 
-def logit_lens(adapter: LensAdapter, board: chess.Board) -> LensView:
-    """Every readout point read out through the heads (one forward pass, one batched unembed)."""
+def logit_lens(adapter: LensAdapter, board: chess.Board, patch_from: chess.Board | None = None,
+               point: str | None = None, squares: tuple[int, ...] = ()) -> LensView:
+    """Every readout point read out through the heads (one forward pass, one batched unembed); with
+    ``patch_from``, of the pass whose ``point`` on ``squares`` comes from that position's pass."""
     prepared = prepare(adapter, board)
+    patches = () if patch_from is None else (residual_patch(adapter, prepared, patch_from, point, squares),)
     with torch.inference_mode():
-        residuals, _ = adapter.run(prepared, capture=True)
+        residuals, _ = adapter.run(prepared, capture=True, patches=patches)
         read = adapter.unembed(prepared, torch.cat(residuals), None)
     logits = _numpy(read.logits)
     probs = None if read.logits is None else _numpy(read.logits.float().softmax(-1))
     return LensView(list(adapter.readouts), [m.uci() for m in prepared.moves], logits, probs,
                     None if logits is None else ranks_of(logits), _numpy(read.score), _numpy(read.wdl))
+
+
+def residual_patch(adapter: LensAdapter, prepared: Prepared, source: chess.Board, point: str,
+                   squares: tuple[int, ...]) -> ResidualPatch:
+    """``point`` on real ``squares`` from ``source``'s pass (prepared as the position is: no history
+    difference), ready for ``prepared``'s pass; LensMismatch where the two cannot be patched."""
+    require(adapter, "patch")
+    check_readout(adapter, point)
+    checks.has_moves(source)
+    other = adapter.aligned(adapter.prepare(source), prepared)
+    if not torch.equal(adapter.square_rows(prepared, point).cpu(), adapter.square_rows(other, point).cpu()):
+        raise LensMismatch("the two positions put the squares on different rows (another side to move, or "
+                           "another canonical transform of an lc0 net): they cannot be patched square for square")
+    with torch.inference_mode():
+        seen, _ = adapter.run(other, capture=True)
+    mask = torch.zeros(1, 64, dtype=torch.bool)
+    mask[0, list(squares)] = True
+    return ResidualPatch(point, seen[adapter.readouts.index(point)], mask)
 
 
 def unit_scales(adapter: LensAdapter, kind: str, variants: int) -> torch.Tensor:

@@ -14,9 +14,13 @@ from typing import Sequence
 import chess
 import torch
 
-from analysis.models.lens import LensAdapter, Prepared, ResidualPatch
+from analysis.models.lens import HeadPatch, LensAdapter, Prepared, ResidualPatch
 
-__all__ = ["log_odds", "patched_drop", "patched_drops"]
+__all__ = ["MAX_VARIANTS", "head_patched_drops", "log_odds", "patched_drop", "patched_drops"]
+
+# Patched variants a forward call takes at most: past one point x 64 squares a bigger batch runs
+# slower a variant on CPU (bench/lens_patching.py: cf-shaw 65/s at 64, 43/s at 256), and takes more memory.
+MAX_VARIANTS = 64
 
 
 def log_odds(logits: torch.Tensor, index: int) -> torch.Tensor:
@@ -59,14 +63,26 @@ def _source(adapter: LensAdapter, clean: Prepared, corrupted: Prepared, points: 
 
 
 def patched_drops(adapter: LensAdapter, clean: Prepared, corrupted: Prepared, move: chess.Move,
-                  points: Sequence[str], square_sets: Sequence[Sequence[int]]) -> torch.Tensor:
+                  points: Sequence[str], square_sets: Sequence[Sequence[int]],
+                  max_variants: int = MAX_VARIANTS) -> torch.Tensor:
     """(len(points), len(square_sets)): the drop in log-odds of ``move`` (legal in the clean position)
     when each square set of each point is taken from the corrupted pass, the clean pass itself
-    the first variant of the same batch; one forward call for the whole table."""
+    the first variant of each batch; one forward call a batch of points (up to ``max_variants``
+    patched variants a call, never fewer than one point's square sets)."""
+    if not adapter.has("policy"):
+        raise ValueError(adapter.why_not("policy"))
     index = _move_index(clean, move)
     masks = _masks(square_sets)
     sources = _source(adapter, clean, corrupted, points)
-    sets, variants = len(square_sets), 1 + len(points) * len(square_sets)
+    per_call = max(1, max_variants // max(1, len(square_sets)))
+    return torch.cat([_drops(adapter, clean, index, points[i:i + per_call], sources[i:i + per_call], masks)
+                      for i in range(0, len(points), per_call)])
+
+
+def _drops(adapter: LensAdapter, clean: Prepared, index: int, points: Sequence[str],
+           sources: Sequence[torch.Tensor], masks: torch.Tensor) -> torch.Tensor:
+    """One batched forward: the clean variant, then each point's square sets in turn."""
+    sets, variants = masks.shape[0], 1 + len(points) * masks.shape[0]
     patches = []
     for i, (point, source) in enumerate(zip(points, sources)):
         squares = torch.zeros(variants, 64, dtype=torch.bool)
@@ -74,8 +90,6 @@ def patched_drops(adapter: LensAdapter, clean: Prepared, corrupted: Prepared, mo
         patches.append(ResidualPatch(point, source, squares))
     with torch.no_grad():
         _, out = adapter.run(clean, variants=variants, patches=patches)
-    if out.logits is None:
-        raise ValueError(adapter.why_not("policy") or "the network has no policy")
     odds = log_odds(out.logits.float(), index)
     return (odds[0] - odds[1:]).view(len(points), sets).cpu()
 
@@ -85,3 +99,25 @@ def patched_drop(adapter: LensAdapter, clean: Prepared, corrupted: Prepared, mov
     """(len(square_sets),): the drop in log-odds of ``move`` when each square set (real squares,
     a1 = 0) of ``point`` is taken from the corrupted pass; one batched forward call."""
     return patched_drops(adapter, clean, corrupted, move, [point], square_sets)[0]
+
+
+def head_patched_drops(adapter: LensAdapter, clean: Prepared, corrupted: Prepared, move: chess.Move,
+                       layers: Sequence[int] | None = None) -> torch.Tensor:
+    """(len(layers), heads): the drop in log-odds of ``move`` when one head's output (where it enters
+    the output projection) comes from the corrupted pass; each layer's heads and the clean pass in
+    one forward call (capability "head_patch"; ``layers`` default every attention layer)."""
+    if not adapter.has("head_patch"):
+        raise ValueError(adapter.why_not("head_patch"))
+    index = _move_index(clean, move)
+    layers = range(adapter.units["head"].layers) if layers is None else layers
+    heads = adapter.units["head"].per_layer
+    source = adapter.aligned(corrupted, clean)
+    one_each = torch.cat([torch.zeros(1, heads, dtype=torch.bool), torch.eye(heads, dtype=torch.bool)])
+    rows = []
+    for layer in layers:
+        patch = HeadPatch(layer, adapter.capture_heads(source, layer), one_each)
+        with torch.no_grad():
+            _, out = adapter.run(clean, variants=1 + heads, patches=[patch])
+        odds = log_odds(out.logits.float(), index)
+        rows.append((odds[0] - odds[1:]).cpu())
+    return torch.stack(rows)

@@ -17,10 +17,11 @@ from typing import ClassVar, Mapping
 
 import chess
 
-from analysis.lens import LensError, LensUnavailable
+from analysis.lens import LensError, LensMismatch, LensUnavailable
 from analysis.lens.checks import (has_moves, index_in_range, known_readout, layer_in_range, legal_move, number,
                                   scale_in_range, whole)
 from analysis.lens.description import LensDescription
+from analysis.positions import board_from_fen
 
 MAX_MOVES = 4  # moves the logit lens follows
 MAX_TOP = 32  # units or positions a neuron answer lists
@@ -87,6 +88,8 @@ class LogitLens(LensRequest):
     quantity: ClassVar[str] = "lens"
     moves: tuple[str, ...] = ()
     readout: str | None = None
+    patch: Patching | None = None
+    every_move: bool = False  # the answer also lists every legal move's logit per readout (the CLI's)
 
     @classmethod
     def from_json(cls, query, description, board, pool=None) -> "LogitLens":
@@ -97,11 +100,55 @@ class LogitLens(LensRequest):
         readout = query.get("readout") or None
         if readout is not None:
             known_readout(readout, description.readouts)
-        return cls(tuple(legal_move(board, m) for m in moves), readout)
+        patch = Patching.from_json(query, description, board) if query.get("patch_from") else None
+        return cls(tuple(legal_move(board, m) for m in moves), readout, patch)
 
     def to_json(self) -> dict:
         out = {"quantity": self.quantity, "moves": list(self.moves)}
-        return out if self.readout is None else {**out, "readout": self.readout}
+        if self.readout is not None:
+            out["readout"] = self.readout
+        if self.patch is not None:
+            out["patch"] = asdict(self.patch)
+        return out
+
+
+@dataclass(frozen=True)
+class Patching:
+    """The logit lens of a patched pass: readout ``point`` on ``squares`` (real squares, a1 = 0;
+    all 64 = the whole point) taken from the pass of ``source`` (a FEN: the corrupted position)."""
+
+    source: str
+    point: str
+    squares: tuple[int, ...]
+
+    @classmethod
+    def from_json(cls, query, description, board) -> "Patching":
+        _capability(description, "patch")
+        try:
+            source = board_from_fen(query["patch_from"])
+        except ValueError as exc:
+            raise LensError(f"patch_from: {exc}") from None
+        if source.turn != board.turn:
+            raise LensMismatch("patch_from must have the same side to move as the position: the squares "
+                               "sit on other rows of a mirrored frame")
+        point = query.get("patch_point") or ""
+        known_readout(point, description.readouts)
+        return cls(source.fen(), point, parse_squares(query.get("patch_squares") or "all"))
+
+
+def parse_squares(value) -> tuple[int, ...]:
+    """"all" or square names (a list, or text split by commas) as sorted real squares."""
+    names = value.split(",") if isinstance(value, str) else list(value)
+    names = [n.strip().lower() for n in names if str(n).strip()]
+    if names == ["all"]:
+        return tuple(range(64))
+    if not names:
+        raise LensError("patch_squares wants 'all' or square names such as e4,d5")
+    try:
+        return tuple(sorted({chess.parse_square(n) for n in names}))
+    except ValueError:
+        bad = next(n for n in names if n not in chess.SQUARE_NAMES)
+        raise LensError(f"patch_squares: {bad!r} is not a square (a1 to h8), nor 'all'") from None
 
 
 @dataclass(frozen=True)
@@ -260,4 +307,6 @@ def parse(quantity: str, query: Mapping, description: LensDescription, board: ch
 def stored(data: dict) -> LensRequest:
     """A request from its ``to_json()`` form (checked when it was made)."""
     fields = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k != "quantity"}
+    if isinstance(fields.get("patch"), dict):
+        fields["patch"] = Patching(**{**fields["patch"], "squares": tuple(fields["patch"]["squares"])})
     return REQUESTS[data["quantity"]](**fields)

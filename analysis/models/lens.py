@@ -139,6 +139,10 @@ def patch_point(x: torch.Tensor, rows: torch.Tensor, patches: Sequence[ResidualP
     """``x`` (V, T, C), one point's tokens, with each patch's squares (their token ``rows``, (64,))
     taken from its source (tokens too, 1 or V variants); an all-True variant takes every token."""
     for patch in patches:
+        if patch.source.shape[1:] != x.shape[1:]:
+            raise ValueError(f"a residual patch's source at {patch.point} is {tuple(patch.source.shape[1:])} a variant, "
+                             f"the pass's is {tuple(x.shape[1:])}: capture it with the same network, on a position "
+                             "made ready for this one (LensAdapter.aligned)")
         squares = patch.squares.to(x.device)
         mask = torch.zeros(x.shape[:2], dtype=torch.bool, device=x.device)
         mask[:, rows] = squares
@@ -153,6 +157,9 @@ def mix_heads(source: torch.Tensor, heads: torch.Tensor):
     def hook(_module, args):
         x = args[0]
         src = source.to(x.dtype)
+        if src.shape[1:] != x.shape[1:] or x.shape[0] % src.shape[0]:
+            raise ValueError(f"a head patch's source is {tuple(src.shape)}, which does not fit the pass's "
+                             f"{tuple(x.shape)}: capture it with capture_heads on a position made ready for this one")
         if src.shape[0] not in (1, x.shape[0]):
             src = src.repeat(x.shape[0] // src.shape[0], *([1] * (src.dim() - 1)))
         depth = x.shape[-1] // heads.shape[-1]

@@ -139,6 +139,9 @@ class ChessBenchLens(LensAdapter):
         in ``Prepared.moves`` order) side by side, so a square is patched in every row at once."""
         rows = prepared.inputs.shape[0]
         T, E = tensor.shape[-2:]
+        if tensor.shape[0] % rows:
+            raise ValueError(f"a tensor of {tensor.shape[0]} rows is not this position's {rows} rows a variant: "
+                             "an action-value source must come from a position made ready for it (aligned)")
         return tensor.view(-1, rows, T, E).transpose(1, 2).reshape(-1, T, rows * E)
 
     def from_tokens(self, prepared, point, tokens):
