@@ -77,7 +77,9 @@ def _settings(args: argparse.Namespace, method_name: str) -> dict:
             settings[key] = _value(value)
     if args.sparring is not None and "sparring" in known:
         settings["sparring"] = args.sparring
-    unknown = [p.partition("=")[0] for p in args.set if p.partition("=")[0] not in known]
+    others = [dataclasses.fields(methods.get(m).settings) for m in args.method if m != method_name]
+    extra = {f.name for fields in others for f in fields}  # a key for an EXTRA method is not unknown here
+    unknown = [p.partition("=")[0] for p in args.set if p.partition("=")[0] not in known | extra]
     if unknown and method_name == args.study_method:
         raise CommandError(f"the {method_name} method has no setting {unknown[0]!r} (its settings: {', '.join(sorted(known))})")
     return settings
