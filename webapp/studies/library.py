@@ -1,6 +1,7 @@
 """The one place the site calls ``analysis.studies`` (spec B of issue 38): positions, methods, a run
-and the exports. Imported lazily: the web process checks a submission with it (reading positions is
-plain python-chess), while the method registry and a run load torch only in the worker."""
+and the exports, each imported inside its function. The web process checks a submission with them;
+``analysis.studies`` imports torch with its package (``run_study``'s module), so a web process pays
+that on its first study request, never at its start (tests/test_web_process_imports.py)."""
 
 from __future__ import annotations
 
@@ -73,18 +74,14 @@ def method(name: str):
 
 
 def parse_settings(name: str, settings: Mapping[str, Any]) -> dict:
-    """The settings as the method's dataclass reads them (unknown keys, wrong values: ``StudyInput``)."""
+    """The settings as the method's dataclass reads them (unknown keys, wrong types: ``StudyInput``)."""
+    from analysis.studies.spec import parse_settings as parse
+
     found = method(name)
     try:
-        parser = getattr(found, "parse_settings", None)
-        if parser is not None:
-            parser(settings)
-        else:
-            found.settings(**dict(settings))
+        parse(found.settings, settings, found.name)
     except _input_error() as exc:
         raise StudyInput(str(exc)) from None
-    except TypeError as exc:
-        raise StudyInput(f"Settings the method {name} does not take: {exc}.") from None
     return dict(settings)
 
 
@@ -133,12 +130,6 @@ def export(kind: str, result: dict, figure: str | None = None) -> str | bytes:
 
 def shipped_sets() -> list[str]:
     """The names of the shipped puzzle sets a study may read (``PositionSource("puzzles", name)``)."""
-    import analysis.studies as studies
+    from analysis.studies.positions import shipped_puzzle_sets
 
-    listed = getattr(studies, "shipped_sets", None)
-    if callable(listed):
-        return list(listed())
-    from django.conf import settings
-
-    folder = settings.BASE_DIR.parent / "shared" / "data" / "puzzles"
-    return sorted(p.stem for p in folder.glob("*.csv")) if folder.is_dir() else []
+    return list(shipped_puzzle_sets())

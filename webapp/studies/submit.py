@@ -51,6 +51,9 @@ def checked(ask: StudyRequest) -> tuple[Network, Network | None, dict, list]:
     """(network, sparring network, settings, positions) when the study can run as asked; else ``Refused``."""
     network = network_named(ask.network)
     sparring = network_named(ask.sparring, "sparring network") if ask.sparring else None
+    if network.path is None:
+        raise Refused(f"{network.name} has no checkpoint for a study to load (a study takes apart a neural network).",
+                      status=UNFIT)
     try:
         library.method(ask.method)
         why = library.why_not(ask.method, LensDescription.from_json(network.lens_description or {}))
