@@ -80,29 +80,44 @@ class AlphaGateauLens(LensAdapter):
         return Prepared(board, list(moves), inputs, {"indices": torch.as_tensor(edges, device=self.device)})
 
     def run(self, prepared: Prepared, variants: int = 1, scales: Mapping[str, torch.Tensor] | None = None,
-            capture: bool = False) -> tuple[list[torch.Tensor] | None, ReadOut]:
+            capture: bool = False, patches=()) -> tuple[list[torch.Tensor] | None, ReadOut]:
         scale, channel = (scales or {}).get("head"), (scales or {}).get("channel")
         handles = [] if scale is None else [g.register_forward_hook(scaled_head(scale[:, i, 0]))
                                             for i, g in enumerate(self.layers())]
         if channel is not None:
             handles += [b.register_forward_hook(scaled_node_write(channel[:, i])) for i, b in enumerate(self.model.blocks)]
+        by_point = self.patches_at(prepared, variants, patches)
         with hooks(*handles):
-            seen = self.streams(prepared.inputs.expand(variants, -1))
+            seen = self.streams(prepared.inputs.expand(variants, -1),
+                                lambda i, x: self.patched(prepared, i, x, by_point) if by_point else x)
         return (seen if capture else None), self._read(prepared, seen[-1])
 
-    def streams(self, inputs: torch.Tensor) -> list[torch.Tensor]:
-        """Nodes and edges stacked (V, N + E, K) at every readout point, as ``AlphaGateau.forward``."""
-        m = self.model
+    def streams(self, inputs: torch.Tensor, at=None) -> list[torch.Tensor]:
+        """Nodes and edges stacked (V, N + E, K) at every readout point, as ``AlphaGateau.forward``
+        (``at(point index, stacked)``, when given, returns the streams that go on: the patches)."""
+        m, at = self.model, at or (lambda _i, x: x)
         graph = graph_for_width(inputs.shape[-1])
         senders, receivers, static = _graph_tensors(graph.size, str(inputs.device))
         nodes, legal = split_input(inputs, graph)
         edges = torch.cat((legal.unsqueeze(-1), static.to(inputs.dtype).expand(len(inputs), -1, -1)), dim=-1)
         h, g = m.node_stem(nodes), m.edge_stem(edges)
-        seen = [torch.cat((h, g), dim=1)]
-        for block in m.blocks:
-            h, g, _ = block(h, g, senders, receivers)
-            seen.append(torch.cat((h, g), dim=1))
+        seen = []
+        for i, block in enumerate((None, *m.blocks)):
+            if block is not None:
+                h, g, _ = block(h, g, senders, receivers)
+            stacked = torch.cat((h, g), dim=1)
+            seen.append(at(i, stacked))
+            if seen[-1] is not stacked:  # patched: the streams go on from the patch
+                h, g = seen[-1][:, :graph.nodes].contiguous(), seen[-1][:, graph.nodes:].contiguous()
         return seen
+
+    def square_rows(self, prepared: Prepared, point: str) -> torch.Tensor:
+        """The node of each real square (nodes are the mover's frame); the edge rows have no square
+        of their own (an edge is a move), so a square patch takes the node alone."""
+        if board_size(prepared.board) != 8:
+            raise ValueError("AlphaGateau's nodes are read per square on 8x8 boards only: a 5x5 board "
+                             "has 25 nodes, not 64 squares")
+        return torch.as_tensor(_node_of_square(prepared.board), device=self.device)
 
     def _read(self, prepared: Prepared, residual: torch.Tensor) -> ReadOut:
         nodes = graph_for_width(prepared.inputs.shape[-1]).nodes
