@@ -69,6 +69,8 @@ def submit(client, data, token, content_type="application/json"):
     ({"positions": {"kind": "fens", "text": "not a fen\n"}}, 422, ""),
     ({"positions": {"kind": "puzzles", "name": "no_such_set"}}, 422, "Unknown puzzle set"),
     ({"sparring": "no-such-net"}, 422, "Unknown sparring network"),
+    ({"settings": {"sparring": "/etc/passwd"}}, 422, "by its name in the sparring field"),
+    ({"method": "lookahead"}, 422, "The lookahead method needs a sparring network"),
 ])
 def test_each_bad_submission_is_one_4xx_and_saves_nothing(client, token, tiny_network, sent, change, status, words):
     answer = submit(client, body(**change), token)

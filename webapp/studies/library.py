@@ -85,6 +85,13 @@ def parse_settings(name: str, settings: Mapping[str, Any]) -> dict:
     return dict(settings)
 
 
+def takes_sparring(name: str) -> bool:
+    """Whether the method plays a second, weaker network (a ``sparring`` setting: lookahead's)."""
+    import dataclasses
+
+    return "sparring" in {f.name for f in dataclasses.fields(method(name).settings)}
+
+
 def why_not(name: str, description) -> str | None:
     """Why the method does not apply to a network, read from its stored lens description (the web
     process loads no checkpoint; the worker asks the real adapter again before it runs)."""

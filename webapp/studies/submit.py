@@ -60,8 +60,13 @@ def checked(ask: StudyRequest) -> tuple[Network, Network | None, dict, list]:
         if why:
             raise Refused(sentence(f"{ask.method} does not apply to {network.name}: {why}"), status=UNFIT)
         settings = dict(ask.settings)
+        if "sparring" in settings:  # a path here would load any file the server can read
+            raise StudyInput("give the sparring network by its name in the sparring field, not in the settings")
         if sparring is not None:
             settings["sparring"] = str(sparring.path or sparring.name)
+        elif library.takes_sparring(ask.method) and not settings.get("sparring"):
+            raise StudyInput(f"the {ask.method} method needs a sparring network: the weaker net that makes a "
+                             f"puzzle hard")
         library.parse_settings(ask.method, settings)
         items = library.read_items(ask.source)
     except StudyInput as exc:
