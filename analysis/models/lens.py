@@ -147,6 +147,37 @@ def patch_point(x: torch.Tensor, rows: torch.Tensor, patches: Sequence[ResidualP
     return x
 
 
+def mix_heads(source: torch.Tensor, heads: torch.Tensor):
+    """A pre-hook on a projection reading concatenated heads (N, T, H * D): head h of row n taken from
+    ``source`` (1 or N rows, or rows of one variant repeated) where ``heads[n, h]``."""
+    def hook(_module, args):
+        x = args[0]
+        src = source.to(x.dtype)
+        if src.shape[0] not in (1, x.shape[0]):
+            src = src.repeat(x.shape[0] // src.shape[0], *([1] * (src.dim() - 1)))
+        depth = x.shape[-1] // heads.shape[-1]
+        mask = heads.repeat_interleave(depth, -1).reshape(x.shape[0], *([1] * (x.dim() - 2)), -1)
+        return (torch.where(mask, src, x), *args[1:])
+    return hook
+
+
+def zeroing(attend, projection: torch.nn.Module, rows: torch.Tensor, heads: list):
+    """A forward hook on an attention module: its output recomputed (``attend``) with the weights of
+    each (head, entries (N, 64, 64) by real square) zeroed, not renormalised, for the rows that zero
+    anything; the other rows keep the module's own output bit for bit."""
+    def hook(module, args, out):
+        weights, finish = attend(module, args[0])
+        mask = torch.zeros(weights.shape, dtype=torch.bool, device=weights.device)  # (N, H, T, T)
+        for head, entries in heads:
+            mask[:, head, rows[:, None], rows[None, :]] |= entries
+        touched = mask.flatten(1).any(-1)
+        if not touched.any():
+            return None
+        new = projection(finish(weights.masked_fill(mask, 0.0)))
+        return (torch.where(touched.reshape(-1, *([1] * (new.dim() - 1))), new, out[0]), *out[1:])
+    return hook
+
+
 class LensAdapter(ABC):
     """One network seen by the lens. Subclasses set ``family``, ``readouts``, ``units`` and
     ``unavailable`` (capability -> why not) in ``__init__`` and implement the four methods."""
@@ -157,8 +188,6 @@ class LensAdapter(ABC):
     unavailable: Mapping[str, str]
     # One sentence for the docs and the page: what the lens does around the family's norms.
     norm_note: str = ""
-    # True where ``run`` applies ``AttentionZero`` patches (capability "attention_zero").
-    zeroes_attention: bool = False
 
     def __init__(self, model: torch.nn.Module, encoding: Any):
         self.model = model
@@ -186,9 +215,9 @@ class LensAdapter(ABC):
             return self.why_not("policy")
         if capability == "patch" and type(self).square_rows is LensAdapter.square_rows:
             return f"the {self.family} lens has no squares to patch"
-        if capability == "head_patch" and type(self).capture_heads is LensAdapter.capture_heads:
+        if capability == "head_patch" and type(self).head_modules is LensAdapter.head_modules:
             return f"the {self.family} lens does not patch head writes"
-        if capability == "attention_zero" and not self.zeroes_attention:
+        if capability == "attention_zero" and type(self).attend is LensAdapter.attend:
             return f"the {self.family} lens does not zero attention entries"
         if capability not in CAPABILITIES and capability not in self.units:
             return f"unknown capability {capability!r}"
@@ -271,9 +300,65 @@ class LensAdapter(ABC):
         (the same in every family whose pass is one row a position)."""
         return source
 
+    # -- heads (capabilities "head_patch" and "attention_zero"): a family with attention heads names
+    # each layer's attention module and the projection that reads its concatenated heads, and writes
+    # its attention out with the post-softmax weights in the open (``attend``).
+
+    def head_modules(self, layer: int) -> tuple[torch.nn.Module, torch.nn.Module]:
+        """(the attention module of ``layer``, the output projection whose input is its heads
+        concatenated, (rows, T, H * D)); the attention module returns (output, weights or None)."""
+        raise ValueError(self.why_not("head_patch"))
+
+    def attend(self, attention: torch.nn.Module, x: torch.Tensor):
+        """The attention module's forward on its input ``x``, taken apart: (post-softmax weights
+        (B, H, T, T), ``finish(weights) -> (B, T, H * D)``, the heads that the projection reads)."""
+        raise ValueError(self.why_not("attention_zero"))
+
+    def check_layer(self, layer: int) -> int:
+        layers = self.units["head"].layers
+        if not 0 <= layer < layers:
+            raise ValueError(f"layer {layer} is out of range: the network has {layers} attention layers")
+        return layer
+
     def capture_heads(self, prepared: Prepared, layer: int) -> torch.Tensor:
-        """Layer ``layer``'s per-head outputs on ``prepared`` (opaque: fed back in a ``HeadPatch``)."""
-        raise ValueError(self.why_not("head_patch") or f"the {self.family} lens cannot patch heads")
+        """Layer ``layer``'s per-head outputs on ``prepared`` (rows, T, H * D), the projection's input
+        (opaque to callers: fed back in a ``HeadPatch``)."""
+        _, projection = self.head_modules(self.check_layer(layer))
+        kept = []
+        with hooks(projection.register_forward_pre_hook(lambda _m, args: kept.append(args[0]))), torch.no_grad():
+            self.run(prepared)
+        return kept[0]
+
+    def head_hooks(self, prepared: Prepared, variants: int, patches: Sequence[Patch]) -> list:
+        """The hooks that apply ``patches``' ``HeadPatch`` and ``AttentionZero`` (after ``patches_at``
+        checked them): a head's slice of the projection's input taken from the source; weights zeroed
+        by recomputing the attention (``attend``) for the variants that zero any entry."""
+        rows_each = prepared.inputs.shape[0] if prepared.inputs is not None else 1  # rows a variant
+        handles, zero = [], {}
+        for patch in patches:
+            if isinstance(patch, HeadPatch):
+                _, projection = self.head_modules(self.check_layer(patch.layer))
+                heads = torch.as_tensor(patch.heads, dtype=torch.bool, device=self.device)
+                if heads.shape != (variants, self.units["head"].per_layer):
+                    raise ValueError(f"a head patch's heads must be ({variants}, {self.units['head'].per_layer}), "
+                                     f"not {tuple(heads.shape)}")
+                handles.append(projection.register_forward_pre_hook(
+                    mix_heads(patch.source, heads.repeat_interleave(rows_each, 0))))
+            elif isinstance(patch, AttentionZero):
+                self.check_layer(patch.layer)
+                if not 0 <= patch.head < self.units["head"].per_layer:
+                    raise ValueError(f"head {patch.head} is out of range: a layer has "
+                                     f"{self.units['head'].per_layer} heads")
+                entries = torch.as_tensor(patch.entries, dtype=torch.bool, device=self.device)
+                if entries.shape != (variants, 64, 64):
+                    raise ValueError(f"an attention zero's entries must be ({variants}, 64, 64), "
+                                     f"not {tuple(entries.shape)}")
+                zero.setdefault(patch.layer, []).append((patch.head, entries.repeat_interleave(rows_each, 0)))
+        rows = self.square_rows(prepared, self.readouts[0]) if zero else None
+        for layer, heads in zero.items():
+            attention, projection = self.head_modules(layer)
+            handles.append(attention.register_forward_hook(zeroing(self.attend, projection, rows, heads)))
+        return handles
 
     def patches_at(self, prepared: Prepared, variants: int, patches: Sequence[Patch]) -> dict[int, list]:
         """The residual patches by point index, their squares (V, 64) and sources (V or 1, T, C)

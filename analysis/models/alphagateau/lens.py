@@ -37,6 +37,11 @@ NO_MLP = ("AlphaGateau has no MLP layers: its GATEAU layers are linear maps mixe
           "over the move graph, so its units are the heads and the channels of each block's node write "
           "(unit kinds 'head' and 'channel')")
 NO_WDL = "AlphaGateau's value head is a single tanh: it has no WDL"
+NO_HEAD_PATCH = ("a GATEAU layer's one head has no output projection that reads it: its write is the layer's "
+                 "node output less the self term, so patching it is patching the block (use the residual patch)")
+NO_ATTENTION_ZERO = ("a GATEAU layer attends over the move graph's edges, not a square-by-square map: a node "
+                     "weighs only the squares a move reaches it from, one weight an edge (several a pair for "
+                     "promotions), so there is no 64 x 64 entry to zero")
 NO_SPLIT = ("a GATEAU layer's attention logit is one LeakyReLU of the updated edge features (eq. 5): "
             "it has no separate content and position terms to split")
 
@@ -69,7 +74,8 @@ class AlphaGateauLens(LensAdapter):
         self.readouts = ["embed"] + [f"{i}.block" for i in range(c.blocks)]
         self.units = {"head": UnitKind("head", c.gateau_layers, 1, "a GATEAU layer's attention over incoming moves"),
                       "channel": UnitKind("channel", c.blocks, c.width, "one channel of a block's node write")}
-        self.unavailable = {"mlp": NO_MLP, "wdl": NO_WDL, "split": NO_SPLIT}
+        self.unavailable = {"mlp": NO_MLP, "wdl": NO_WDL, "split": NO_SPLIT, "head_patch": NO_HEAD_PATCH,
+                            "attention_zero": NO_ATTENTION_ZERO}
 
     def layers(self) -> list[nn.Module]:
         return [gateau for block in self.model.blocks for gateau in (block.gateau1, block.gateau2)]

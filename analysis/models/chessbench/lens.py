@@ -103,7 +103,7 @@ class ChessBenchLens(LensAdapter):
             if capture:
                 store.append(x)
             return x
-        with hooks(*self._scale_hooks(scales or {}, rows)):
+        with hooks(*self._scale_hooks(scales or {}, rows), *self.head_hooks(prepared, variants, patches)):
             logits = self._forward(prepared.inputs.repeat(variants, 1), at)
         return (store if capture else None), self._read(prepared, logits, variants)
 
@@ -117,6 +117,18 @@ class ChessBenchLens(LensAdapter):
             x = at(1 + 2 * i, x + block.attention(block.norm1(x))[0])
             x = at(2 + 2 * i, x + block.ffn(block.norm2(x)))
         return m.head(m.final_norm(x[:, -1]))
+
+    def head_modules(self, layer):
+        attention = self.model.blocks[layer].attention
+        return attention, attention.out
+
+    def attend(self, attention, x):
+        """``SelfAttention.forward``'s explicit-weights path (the one it takes for its maps)."""
+        B, T, D = x.shape
+        q, k, v = (proj(x).view(B, T, attention.heads, attention.head_dim).transpose(1, 2)
+                   for proj in (attention.q, attention.k, attention.v))
+        weights = ((q @ k.transpose(-1, -2)).float() / math.sqrt(attention.head_dim)).softmax(-1)
+        return weights, lambda w: (w.to(v.dtype) @ v).transpose(1, 2).reshape(B, T, D)
 
     def square_rows(self, prepared, point):
         """The 64 board tokens (BOS shifts the FEN's by one); the other tokens have no square."""

@@ -103,7 +103,7 @@ class ChessformerLens(LensAdapter):
     def run(self, prepared, variants=1, scales=None, capture=False, patches=()):
         store: list[torch.Tensor] = []
         by_point = self.patches_at(prepared, variants, patches)
-        handles = (self._scale_hooks(scales or {})
+        handles = (self._scale_hooks(scales or {}) + self.head_hooks(prepared, variants, patches)
                    + (self._point_hooks(lambda i, x: self.patched(prepared, i, x, by_point)) if by_point else [])
                    + (self.capture_hooks(store) if capture else []))
         tokens = prepared.inputs.expand(variants, *prepared.inputs.shape[1:])
@@ -111,6 +111,31 @@ class ChessformerLens(LensAdapter):
             # _forward: the CPU path would split a large batch into chunks, which per-variant hooks must not see
             out = self.model._forward(tokens, False)
         return (store if capture else None), self._read(prepared, out["policy"], out["wdl"])
+
+    def head_modules(self, layer):
+        attention = self.model.layers[layer].attention
+        return attention, attention.out
+
+    def attend(self, attention, x):
+        """``SelfAttention.forward`` with its weights in the open (Shaw's value term follows them)."""
+        B, T, E = x.shape
+        H, D = attention.heads, attention.head_dim
+        source = x + attention.absolute if attention.position == "absolute" else x
+        q, k, v = (f(source).view(B, T, H, D).transpose(1, 2) for f in (attention.q, attention.k, attention.v))
+        scale = 1.0 / math.sqrt(D)
+        if attention.position == "shaw":
+            logits = (q @ k.transpose(-1, -2) + attention._shaw_logit_terms(q, k)) * scale
+        else:
+            logits = (q @ k.transpose(-1, -2)) * scale
+            if attention.position == "relative_bias":
+                logits = logits + attention.relative_bias[:, attention.rel]
+
+        def finish(weights):
+            out = weights @ v
+            if attention.position == "shaw":
+                out = out + attention._shaw_value_term(weights)
+            return out.transpose(1, 2).reshape(B, T, E)
+        return logits.softmax(dim=-1), finish
 
     def _read(self, prepared: Prepared, policy: torch.Tensor, wdl_logits: torch.Tensor) -> ReadOut:
         wdl = wdl_logits.float().softmax(-1)

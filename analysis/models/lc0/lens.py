@@ -109,7 +109,7 @@ class AttentionLens(LensAdapter):
             capture: bool = False, patches=()) -> tuple[list[torch.Tensor] | None, ReadOut]:
         tokens = prepared.inputs.expand(variants, -1, -1)
         by_point = self.patches_at(prepared, variants, patches)
-        with pre_hooks(self._hooks(scales or {})):
+        with pre_hooks(self._hooks(scales or {})), hooks(*self.head_hooks(prepared, variants, patches)):
             out, seen = self.forward(tokens, capture, lambda i, x: self.patched(prepared, i, x, by_point))
         return (seen if capture else None), read_lc0(prepared, out)
 
@@ -128,6 +128,19 @@ class AttentionLens(LensAdapter):
 
     def square_rows(self, prepared: Prepared, point: str) -> torch.Tensor:
         return prepared.extra["rows"]
+
+    def head_modules(self, layer: int):
+        mha = self.model.encoders[layer].mha
+        return mha, mha.dense
+
+    def attend(self, mha: nn.Module, x: torch.Tensor):
+        """``SelfAttention.forward`` (encoder.py) with its weights in the open."""
+        B, T, _ = x.shape
+        q, k, v = (f(x).view(B, T, mha.heads, -1).transpose(1, 2) for f in (mha.q, mha.k, mha.v))
+        logits = q @ k.transpose(-1, -2) / (q.shape[-1] ** 0.5)
+        if mha.smolgen is not None:
+            logits = logits + mha.smolgen(x)
+        return torch.softmax(logits, dim=-1), lambda weights: (weights @ v).transpose(1, 2).reshape(B, T, -1)
 
     def unembed(self, prepared: Prepared, residual: torch.Tensor, readout: str) -> ReadOut:
         if readout is not None and readout not in self.readouts:  # None: a stack of several points

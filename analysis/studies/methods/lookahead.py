@@ -2,8 +2,8 @@
 
 Per puzzle of the look-ahead set (``analysis.studies.lookahead_set``, built with the ``sparring`` net),
 at every readout point, the drop in log-odds of the clean top move when the point's stream on some
-squares is taken from the corrupted position's pass (``analysis.lens.patching.patched_drop``, one
-batched forward a point): (a) the 1st move's target square, (b) the 3rd move's target square, (c) the
+squares is taken from the corrupted position's pass (``analysis.lens.patching.patched_drops``: every
+point and square set in one batched forward): (a) the 1st move's target square, (b) the 3rd move's target square, (c) the
 corrupted squares (every square whose piece differs), (d) the largest over every other square patched
 alone. Puzzles whose corrupted squares touch the 1st or 3rd target are kept in the set but skipped
 here, as the paper's analysis skips them (counted). Summary: each curve's mean and s.e. per point, the
@@ -50,14 +50,13 @@ def patch_curves(adapter, fen: str, corrupted_fen: str, move: chess.Move, first:
                  corrupted: list[int]) -> dict:
     """Per readout point, the four drops (and which other square gave the max). Clean and corrupted
     are prepared the same way, from their FENs alone."""
-    from analysis.lens.patching import patched_drop
+    from analysis.lens.patching import patched_drops
 
     clean, dirty = adapter.prepare(from_fen(fen)), adapter.prepare(from_fen(corrupted_fen))
     sets, others = square_sets(first, third, corrupted)
-    curves = {name: [] for name in CURVES}
-    curves["other_argmax"] = []
-    for point in adapter.readouts:
-        drops = patched_drop(adapter, clean, dirty, move, point, sets).detach().float().cpu().tolist()
+    table = patched_drops(adapter, clean, dirty, move, list(adapter.readouts), sets).float().tolist()
+    curves = {name: [] for name in (*CURVES, "other_argmax")}
+    for drops in table:  # one row a readout point
         for name, value in zip(CURVES[:3], drops[:3]):
             curves[name].append(round(value, 6))
         rest = drops[3:]
