@@ -264,6 +264,9 @@ SIGHTLINE_ONDEMAND_LEASE_S = float(os.environ.get("SIGHTLINE_ONDEMAND_LEASE_S", 
 SIGHTLINE_STUDIES_QUEUE = os.environ.get("SIGHTLINE_STUDIES_QUEUE", "studies")
 SIGHTLINE_STUDIES_PER_CLIENT = int(os.environ.get("SIGHTLINE_STUDIES_PER_CLIENT", "1"))
 SIGHTLINE_STUDIES_PER_SITE = int(os.environ.get("SIGHTLINE_STUDIES_PER_SITE", "4"))
+# torch threads of a running study (its worker is niced, so both cores of a small machine serve it
+# without holding back an analysis).
+SIGHTLINE_STUDIES_THREADS = int(os.environ.get("SIGHTLINE_STUDIES_THREADS", "2"))
 # How many analyses the users' workers run at once (serve sets it to its worker's --concurrency): a
 # queued job's page says what it waits behind once they are all taken (webapp.jobs.queue_wait).
 SIGHTLINE_WORKER_SLOTS = int(os.environ.get("SIGHTLINE_WORKER_SLOTS", "2"))

@@ -164,6 +164,16 @@ def test_a_study_runs_end_to_end_and_again_the_same_under_its_seed(client, token
     assert 'id="results-table"' in page and "<svg" in page and 'name="fen"' in page
 
 
+def test_lookahead_runs_with_its_sparring_net_named_by_the_site(client, token, tiny_network, sent):
+    """The look-ahead study from the site: the sparring net is a registered network, passed to the
+    library as its checkpoint; an untrained cf-tiny keeps no puzzle, and the study says so (a null result)."""
+    study = _run(client, token, sent, method="lookahead", settings={}, sparring="cf-tiny-test")
+    assert study.settings["sparring"] == str(tiny_network.path) and study.sparring == tiny_network
+    items = client.get(f"/api/studies/{study.pk}/items/").json()["items"]
+    assert len(items) == 3 and all("kept" in item["result"] for item in items)
+    assert study.result["summary"]["table"]
+
+
 def test_exports_have_their_types_and_content(client, token, tiny_network, sent, stockfish):
     study = _run(client, token, sent)
     as_json = client.get(f"/studies/{study.pk}/export.json")
@@ -297,3 +307,12 @@ def test_the_page_s_socket_gets_the_state_then_each_progress(tiny_network, sent)
     second, closed = async_to_sync(session)()
     assert (second["status"], second["done"]) == ("running", 2)
     assert closed.get("code") == 4404
+
+
+def test_serve_runs_the_studies_on_a_lane_of_their_own():
+    from webapp.site.management.commands.serve import STUDIES_NICE, studies_worker_command, worker_command
+
+    command = studies_worker_command()
+    users = worker_command({"queues": "gpu,cpu,studies", "pool": "threads", "concurrency": 2})
+    assert command[command.index("-Q") + 1] == "studies" and command[command.index("--concurrency") + 1] == "1"
+    assert "studies" not in users[users.index("-Q") + 1].split(",") and STUDIES_NICE > 0

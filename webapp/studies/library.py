@@ -112,13 +112,13 @@ def why_not(name: str, description) -> str | None:
 
 
 def run(spec_fields: dict, *, done: Mapping[int, dict], on_item: Callable, on_progress: Callable,
-        should_stop: Callable[[], bool]) -> dict:
+        should_stop: Callable[[], bool], threads: int, device: str | None) -> dict:
     """``analysis.studies.run_study`` on a spec; raises ``Stopped`` when ``should_stop`` stopped it."""
     from analysis.studies import StudySpec, StudyStopped, run_study
 
     try:
         return run_study(StudySpec(**spec_fields), done=done, on_item=on_item, on_progress=on_progress,
-                         should_stop=should_stop, threads=1)
+                         should_stop=should_stop, threads=threads, device=device)
     except StudyStopped:
         raise Stopped() from None
     except _input_error() as exc:

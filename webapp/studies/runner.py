@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 
+from django.conf import settings
 from django.db import IntegrityError
 from django.utils import timezone
 
@@ -59,7 +60,8 @@ def run(study_id: str) -> str:
 
         try:
             result = library.run(spec_fields(study), done=done, on_item=on_item, on_progress=on_progress,
-                                 should_stop=should_stop)
+                                 should_stop=should_stop, threads=settings.SIGHTLINE_STUDIES_THREADS,
+                                 device=None if settings.SIGHTLINE_DEVICE == "auto" else settings.SIGHTLINE_DEVICE)
         except Stopped:
             return _stopped(study_id, owner)
         except StudyInput as exc:
