@@ -34,6 +34,7 @@ def test_a_study_page_shows_its_progress_then_its_results(live_server, transacti
     page.check("input[name=kind][value=fens]")
     page.fill("#id_text", FENS)
     page.fill("#id_settings", '{"nodes": 1000}')
+    shot(page, "study-00-form")
     page.click("#start-study")
     page.wait_for_url("**/studies/*/")
     assert page.inner_text("#progress-text") == "0 / 3" and page.inner_text("#study-status") == "queued"

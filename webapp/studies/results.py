@@ -50,7 +50,7 @@ def drill_down(study: Study) -> tuple[list[str], list[DrillRow]]:
     items = list(StudyItem.objects.filter(study=study).order_by("index")[:MAX_DRILL_ROWS])
     headers: list[str] = []
     for item in items:
-        headers += [k for k, v in item.result.items() if _scalar(v) and k not in headers and k != "kept"]
+        headers += [k for k, v in item.result.items() if _scalar(v) and k not in headers and k not in ("kept", "index", "id")]
     rows = []
     for item in items:
         ident, fen = (study.positions[item.index] if item.index < len(study.positions) else ("", ""))

@@ -4,6 +4,8 @@ its exports. A study's page is open to anyone with its link, as a game's is."""
 
 from __future__ import annotations
 
+import json
+
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -85,9 +87,14 @@ def study_page(request: HttpRequest, study_id: str) -> HttpResponse:
         full = results.full_result(study)
         figures = [{**f, "svg": library.export("svg", full, f["name"])} for f in results.figures(study)]
     return render(request, "studies/study.html", {
-        "study": study, "state": state(study), "headers": headers, "rows": rows, "figures": figures,
+        "study": study, "state": state(study), "settings_json": json.dumps(_shown_settings(study)), "headers": headers, "rows": rows, "figures": figures,
         "drill_headers": drill_headers, "drill_rows": drill_rows, "may_cancel": may_cancel(request, study),
         "ws_path": f"/ws/studies/{study.pk}/", "state_url": reverse("study_state", args=[study.pk])})
+
+
+def _shown_settings(study: Study) -> dict:
+    """The settings as given (the sparring net is named on the page, not by its file)."""
+    return {k: v for k, v in study.settings.items() if not (k == "sparring" and study.sparring_id)}
 
 
 @require_GET
