@@ -316,3 +316,14 @@ def test_serve_runs_the_studies_on_a_lane_of_their_own():
     users = worker_command({"queues": "gpu,cpu,studies", "pool": "threads", "concurrency": 2})
     assert command[command.index("-Q") + 1] == "studies" and command[command.index("--concurrency") + 1] == "1"
     assert "studies" not in users[users.index("-Q") + 1].split(",") and STUDIES_NICE > 0
+
+
+def test_the_studies_page_lists_only_the_visitor_s_own(client, token, tiny_network, sent):
+    submit(client, body(), token)
+    study = Study.objects.get()
+    assert str(study.pk) not in client.get("/studies/").content.decode()  # another client's
+    from django.test import Client
+
+    owner = Client()
+    owner.force_login(User.objects.get(username="scientist"))
+    assert str(study.pk) in owner.get("/studies/").content.decode()

@@ -38,13 +38,26 @@ def study_or_404(study_id: str) -> Study:
     return study
 
 
-def _index_context(form: StudyForm) -> dict:
+def _mine(request: HttpRequest):
+    """This visitor's studies (its client key, or its account): a study is private to its link otherwise."""
+    from django.db.models import Q
+
+    from webapp.ondemand.clients import client_key
+
+    user = getattr(request, "user", None)
+    mine = Q(client=client_key(request))
+    if user is not None and user.is_authenticated:
+        mine |= Q(owner=user)
+    return Study.objects.select_related("network").filter(mine)[:10]
+
+
+def _index_context(request: HttpRequest, form: StudyForm) -> dict:
     offered = Network.objects.offered().filter(status=Network.Status.READY)
     methods = _methods(offered)
     return {"form": form, "network_groups": picker_groups(offered), "elo_scale": SCALE_NOTE,
             "methods": methods, "methods_why_not": {m["name"]: m["why_not"] for m in methods},
             "sets": library.shipped_sets(),
-            "sparring": offered, "recent": Study.objects.select_related("network")[:10]}
+            "sparring": offered, "recent": _mine(request)}
 
 
 def _methods(networks) -> list[dict]:
@@ -62,15 +75,15 @@ def _methods(networks) -> list[dict]:
 @require_http_methods(["GET", "POST"])
 def index(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
-        return render(request, "studies/index.html", _index_context(StudyForm()))
+        return render(request, "studies/index.html", _index_context(request, StudyForm()))
     form = StudyForm(request.POST, request.FILES)
     if not form.is_valid():
-        return render(request, "studies/index.html", _index_context(form), status=400)
+        return render(request, "studies/index.html", _index_context(request, form), status=400)
     try:
         study = start(request, form.request())
     except Refused as refused:
         form.add_error(None, refused.message)
-        response = render(request, "studies/index.html", _index_context(form), status=refused.status)
+        response = render(request, "studies/index.html", _index_context(request, form), status=refused.status)
         if refused.retry_after is not None:
             response["Retry-After"] = str(refused.retry_after)
         return response
