@@ -327,3 +327,19 @@ def test_the_studies_page_lists_only_the_visitor_s_own(client, token, tiny_netwo
     owner = Client()
     owner.force_login(User.objects.get(username="scientist"))
     assert str(study.pk) in owner.get("/studies/").content.decode()
+
+
+def test_a_failure_in_the_worker_is_stored_with_its_sentence(client, token, tiny_network, sent, monkeypatch):
+    submit(client, body(), token)
+    study = Study.objects.get()
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the network went away")
+
+    monkeypatch.setattr("webapp.studies.library.run", broken)
+    assert run_study(str(study.pk)) == "failed"
+    study.refresh_from_db()
+    assert study.error == "RuntimeError: the network went away" and study.lease_owner == ""
+    assert client.get(f"/studies/{study.pk}/state/").json()["error"] == study.error
+    assert "the network went away" in client.get(f"/studies/{study.pk}/").content.decode()
+    assert run_study(str(study.pk)) == "failed"  # a redelivery of a finished study does nothing
