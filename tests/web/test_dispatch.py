@@ -139,8 +139,9 @@ def test_serve_starts_the_on_demand_worker_unless_told_not_to(monkeypatch, tmp_p
     monkeypatch.setattr(serve, "call_command", lambda *a, **k: None)
     monkeypatch.setattr(serve.settings, "REDIS", RedisUrls.from_env("redis://127.0.0.1:1/0", tmp_path / "r.sock"))
     monkeypatch.setattr(serve.signal, "signal", lambda *args: None)  # Ctrl+C stays the test runner's
-    for flags, expected in [([], ["worker", "ondemand", "background", "web"]),
-                            (["--no-ondemand-worker"], ["worker", "background", "web"]),
+    for flags, expected in [([], ["worker", "ondemand", "background", "studies", "web"]),
+                            (["--no-ondemand-worker"], ["worker", "background", "studies", "web"]),
+                            (["--no-studies-worker"], ["worker", "ondemand", "background", "web"]),
                             (["--no-worker"], ["web"])]:
         launched.clear()
         with pytest.raises(KeyboardInterrupt):
