@@ -15,7 +15,7 @@ resamples of the test *positions* (seeded multinomial weights), percentile 2.5 t
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -39,9 +39,19 @@ class FitConfig:
 
 @dataclass(frozen=True)
 class Score:
+    """A metric with its 95% interval; ``draws`` are its bootstrap values (paired between two
+    probes scored on the same test rows: the resamples are seeded alike), not printed."""
+
     score: float
     low: float
     high: float
+    draws: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    def minus(self, other: "Score") -> "Score":
+        """The paired difference self - other with its interval (selectivity)."""
+        if self.draws is None or other.draws is None:
+            return Score(self.score - other.score, float("nan"), float("nan"))
+        return _interval(self.score - other.score, self.draws - other.draws)
 
     def to_dict(self) -> dict[str, float]:
         return {"score": round(self.score, 4), "low": round(self.low, 4), "high": round(self.high, 4)}
@@ -122,9 +132,9 @@ def _weights(n: int, config: FitConfig) -> np.ndarray:
 
 
 def _interval(point: float, draws: np.ndarray) -> Score:
-    draws = draws[np.isfinite(draws)]
-    low, high = np.percentile(draws, [2.5, 97.5]) if len(draws) else (np.nan, np.nan)
-    return Score(float(point), float(low), float(high))
+    finite = draws[np.isfinite(draws)]
+    low, high = np.percentile(finite, [2.5, 97.5]) if len(finite) else (np.nan, np.nan)
+    return Score(float(point), float(low), float(high), draws)
 
 
 def score_rows(kind: str, pred: np.ndarray, y: np.ndarray, config: FitConfig = FitConfig()) -> Score:
