@@ -38,10 +38,12 @@ from typing import Any, Mapping, Sequence
 import chess
 import torch
 
-__all__ = ["CAPABILITIES", "LensAdapter", "Prepared", "ReadOut", "UnitKind", "hooks", "scale_units"]
+__all__ = ["AttentionZero", "CAPABILITIES", "HeadPatch", "LensAdapter", "Patch", "Prepared", "ReadOut",
+           "ResidualPatch", "UnitKind", "hooks", "patch_point", "scale_units"]
 
 # The capabilities the lens layer asks about; a family may declare more.
-CAPABILITIES = ("policy", "value", "wdl", "head", "mlp", "split", "timeline")
+CAPABILITIES = ("policy", "value", "wdl", "head", "mlp", "split", "timeline", "patch", "head_patch",
+                "attention_zero")
 
 
 def scale_units(x: torch.Tensor, scale: torch.Tensor, group: int = 1) -> torch.Tensor:
@@ -98,6 +100,84 @@ class ReadOut:
     wdl: torch.Tensor | None = None
 
 
+@dataclass(frozen=True)
+class ResidualPatch:
+    """Rows of readout ``point`` taken from another pass: for variant v, the real squares where
+    ``squares[v]`` ((V, 64) bool, a1 = 0) is True come from ``source`` (the point's tensor as
+    ``run(..., capture=True)`` returned it for another position, 1 variant broadcast or V). A
+    variant whose row is all True takes the whole point from ``source`` (every token, squares or not)."""
+
+    point: str
+    source: torch.Tensor
+    squares: torch.Tensor
+
+
+@dataclass(frozen=True)
+class HeadPatch:
+    """Layer ``layer``'s head writes taken from another pass: for variant v, the heads where
+    ``heads[v]`` ((V, H) bool) is True come from ``source``, what ``capture_heads`` returned there."""
+
+    layer: int
+    source: torch.Tensor
+    heads: torch.Tensor
+
+
+@dataclass(frozen=True)
+class AttentionZero:
+    """Post-softmax weights of (``layer``, ``head``) set to 0, not renormalised, where ``entries``
+    ((V, 64, 64) bool, [query real square, key real square]) is True."""
+
+    layer: int
+    head: int
+    entries: torch.Tensor
+
+
+Patch = ResidualPatch | HeadPatch | AttentionZero
+
+
+def patch_point(x: torch.Tensor, rows: torch.Tensor, patches: Sequence[ResidualPatch]) -> torch.Tensor:
+    """``x`` (V, T, C), one point's tokens, with each patch's squares (their token ``rows``, (64,))
+    taken from its source (tokens too, 1 or V variants); an all-True variant takes every token."""
+    for patch in patches:
+        squares = patch.squares.to(x.device)
+        mask = torch.zeros(x.shape[:2], dtype=torch.bool, device=x.device)
+        mask[:, rows] = squares
+        mask[squares.all(-1)] = True
+        x = torch.where(mask[..., None], patch.source.to(x.dtype), x)
+    return x
+
+
+def mix_heads(source: torch.Tensor, heads: torch.Tensor):
+    """A pre-hook on a projection reading concatenated heads (N, T, H * D): head h of row n taken from
+    ``source`` (1 or N rows, or rows of one variant repeated) where ``heads[n, h]``."""
+    def hook(_module, args):
+        x = args[0]
+        src = source.to(x.dtype)
+        if src.shape[0] not in (1, x.shape[0]):
+            src = src.repeat(x.shape[0] // src.shape[0], *([1] * (src.dim() - 1)))
+        depth = x.shape[-1] // heads.shape[-1]
+        mask = heads.repeat_interleave(depth, -1).reshape(x.shape[0], *([1] * (x.dim() - 2)), -1)
+        return (torch.where(mask, src, x), *args[1:])
+    return hook
+
+
+def zeroing(attend, projection: torch.nn.Module, rows: torch.Tensor, heads: list):
+    """A forward hook on an attention module: its output recomputed (``attend``) with the weights of
+    each (head, entries (N, 64, 64) by real square) zeroed, not renormalised, for the rows that zero
+    anything; the other rows keep the module's own output bit for bit."""
+    def hook(module, args, out):
+        weights, finish = attend(module, args[0])
+        mask = torch.zeros(weights.shape, dtype=torch.bool, device=weights.device)  # (N, H, T, T)
+        for head, entries in heads:
+            mask[:, head, rows[:, None], rows[None, :]] |= entries
+        touched = mask.flatten(1).any(-1)
+        if not touched.any():
+            return None
+        new = projection(finish(weights.masked_fill(mask, 0.0)))
+        return (torch.where(touched.reshape(-1, *([1] * (new.dim() - 1))), new, out[0]), *out[1:])
+    return hook
+
+
 class LensAdapter(ABC):
     """One network seen by the lens. Subclasses set ``family``, ``readouts``, ``units`` and
     ``unavailable`` (capability -> why not) in ``__init__`` and implement the four methods."""
@@ -133,6 +213,12 @@ class LensAdapter(ABC):
                 return (f"the {self.family} lens reads its readout points in a forward pass of its own, "
                         "so the evaluation's pass cannot give them")
             return self.why_not("policy")
+        if capability == "patch" and type(self).square_rows is LensAdapter.square_rows:
+            return f"the {self.family} lens has no squares to patch"
+        if capability == "head_patch" and type(self).head_modules is LensAdapter.head_modules:
+            return f"the {self.family} lens does not patch head writes"
+        if capability == "attention_zero" and type(self).attend is LensAdapter.attend:
+            return f"the {self.family} lens does not zero attention entries"
         if capability not in CAPABILITIES and capability not in self.units:
             return f"unknown capability {capability!r}"
         return None
@@ -143,10 +229,12 @@ class LensAdapter(ABC):
 
     @abstractmethod
     def run(self, prepared: Prepared, variants: int = 1, scales: Mapping[str, torch.Tensor] | None = None,
-            capture: bool = False) -> tuple[list[torch.Tensor] | None, ReadOut]:
+            capture: bool = False, patches: Sequence[Patch] = ()) -> tuple[list[torch.Tensor] | None, ReadOut]:
         """One forward pass of ``variants`` copies of the position with each unit's write scaled by
-        ``scales`` (absent kinds are clean). Returns the residual at every readout point when
-        ``capture`` (one tensor per point, V variants stacked first) and the network's own output.
+        ``scales`` (absent kinds are clean) and ``patches`` applied (``ResidualPatch``, ``HeadPatch``,
+        ``AttentionZero``; a patch's source comes from a position prepared the same way, see
+        ``aligned``). Returns the residual at every readout point when ``capture`` (one tensor per
+        point, V variants stacked first, as patched) and the network's own output.
         Differentiable in ``scales`` when grad is enabled."""
 
     @abstractmethod
@@ -172,6 +260,136 @@ class LensAdapter(ABC):
         first): "content" softmax(QK^T / sqrt(D)) alone, "position" the position term added to those
         logits (smolgen's bias, Shaw's RPE terms), "final" the network's own map (capability "split")."""
         raise ValueError(self.why_not("split") or f"the {self.family} lens cannot split its attention")
+
+    # -- squares and patching (issue 38). Clean and corrupted positions are prepared the same way,
+    # from the FEN alone (``prepare``: an lc0 net's history planes hold the position itself, so a
+    # patch never carries a history difference).
+
+    def square_rows(self, prepared: Prepared, point: str) -> torch.Tensor:
+        """(64,) long: the row of ``to_tokens`` holding each real square at ``point`` (a1 = 0).
+        ValueError (a sentence why) where the point has no squares."""
+        raise ValueError(f"the {self.family} lens has no squares at its readout points")
+
+    def to_tokens(self, prepared: Prepared, point: str, tensor: torch.Tensor) -> torch.Tensor:
+        """A captured point (V variants first) as (V, T, C) tokens in the network's own order."""
+        return tensor
+
+    def from_tokens(self, prepared: Prepared, point: str, tokens: torch.Tensor) -> torch.Tensor:
+        """``to_tokens`` undone: (V, T, C) back to the point's own layout."""
+        return tokens
+
+    def check_point(self, point: str) -> int:
+        """The index of readout ``point`` in forward order (ValueError for an unknown one)."""
+        if point not in self.readouts:
+            raise ValueError(f"unknown readout point {point!r}: the points are {', '.join(self.readouts)}")
+        return list(self.readouts).index(point)
+
+    def square_stream(self, prepared: Prepared, point: str, tensor: torch.Tensor) -> torch.Tensor:
+        """The tensor captured at ``point`` (V variants first) by REAL square: (V, 64, C), row s =
+        square s (a1 = 0, never the mover's mirror). ValueError where the point has no squares."""
+        self.check_point(point)
+        rows = self.square_rows(prepared, point).to(tensor.device)
+        return self.to_tokens(prepared, point, tensor).index_select(1, rows)
+
+    def point_vector(self, prepared: Prepared, point: str, tensor: torch.Tensor) -> torch.Tensor:
+        """(V, C): a point without squares as one vector a variant (families without squares)."""
+        raise ValueError(f"the {self.family} lens reads its points by square: use square_stream")
+
+    def aligned(self, source: Prepared, target: Prepared) -> Prepared:
+        """``source`` made ready to patch into ``target``'s pass: its rows line up with the target's
+        (the same in every family whose pass is one row a position)."""
+        return source
+
+    # -- heads (capabilities "head_patch" and "attention_zero"): a family with attention heads names
+    # each layer's attention module and the projection that reads its concatenated heads, and writes
+    # its attention out with the post-softmax weights in the open (``attend``).
+
+    def head_modules(self, layer: int) -> tuple[torch.nn.Module, torch.nn.Module]:
+        """(the attention module of ``layer``, the output projection whose input is its heads
+        concatenated, (rows, T, H * D)); the attention module returns (output, weights or None)."""
+        raise ValueError(self.why_not("head_patch"))
+
+    def attend(self, attention: torch.nn.Module, x: torch.Tensor):
+        """The attention module's forward on its input ``x``, taken apart: (post-softmax weights
+        (B, H, T, T), ``finish(weights) -> (B, T, H * D)``, the heads that the projection reads)."""
+        raise ValueError(self.why_not("attention_zero"))
+
+    def check_layer(self, layer: int) -> int:
+        layers = self.units["head"].layers
+        if not 0 <= layer < layers:
+            raise ValueError(f"layer {layer} is out of range: the network has {layers} attention layers")
+        return layer
+
+    def capture_heads(self, prepared: Prepared, layer: int) -> torch.Tensor:
+        """Layer ``layer``'s per-head outputs on ``prepared`` (rows, T, H * D), the projection's input
+        (opaque to callers: fed back in a ``HeadPatch``)."""
+        _, projection = self.head_modules(self.check_layer(layer))
+        kept = []
+        with hooks(projection.register_forward_pre_hook(lambda _m, args: kept.append(args[0]))), torch.no_grad():
+            self.run(prepared)
+        return kept[0]
+
+    def head_hooks(self, prepared: Prepared, variants: int, patches: Sequence[Patch]) -> list:
+        """The hooks that apply ``patches``' ``HeadPatch`` and ``AttentionZero`` (after ``patches_at``
+        checked them): a head's slice of the projection's input taken from the source; weights zeroed
+        by recomputing the attention (``attend``) for the variants that zero any entry."""
+        rows_each = prepared.inputs.shape[0] if prepared.inputs is not None else 1  # rows a variant
+        handles, zero = [], {}
+        for patch in patches:
+            if isinstance(patch, HeadPatch):
+                _, projection = self.head_modules(self.check_layer(patch.layer))
+                heads = torch.as_tensor(patch.heads, dtype=torch.bool, device=self.device)
+                if heads.shape != (variants, self.units["head"].per_layer):
+                    raise ValueError(f"a head patch's heads must be ({variants}, {self.units['head'].per_layer}), "
+                                     f"not {tuple(heads.shape)}")
+                handles.append(projection.register_forward_pre_hook(
+                    mix_heads(patch.source, heads.repeat_interleave(rows_each, 0))))
+            elif isinstance(patch, AttentionZero):
+                self.check_layer(patch.layer)
+                if not 0 <= patch.head < self.units["head"].per_layer:
+                    raise ValueError(f"head {patch.head} is out of range: a layer has "
+                                     f"{self.units['head'].per_layer} heads")
+                entries = torch.as_tensor(patch.entries, dtype=torch.bool, device=self.device)
+                if entries.shape != (variants, 64, 64):
+                    raise ValueError(f"an attention zero's entries must be ({variants}, 64, 64), "
+                                     f"not {tuple(entries.shape)}")
+                zero.setdefault(patch.layer, []).append((patch.head, entries.repeat_interleave(rows_each, 0)))
+        rows = self.square_rows(prepared, self.readouts[0]) if zero else None
+        for layer, heads in zero.items():
+            attention, projection = self.head_modules(layer)
+            handles.append(attention.register_forward_hook(zeroing(self.attend, projection, rows, heads)))
+        return handles
+
+    def patches_at(self, prepared: Prepared, variants: int, patches: Sequence[Patch]) -> dict[int, list]:
+        """The residual patches by point index, their squares (V, 64) and sources (V or 1, T, C)
+        checked and put in token order; ValueError (a sentence) for a patch that does not fit."""
+        by_point: dict[int, list] = {}
+        for patch in patches:
+            kind = {ResidualPatch: "patch", HeadPatch: "head_patch", AttentionZero: "attention_zero"}.get(type(patch))
+            if kind is None:
+                raise ValueError(f"{type(patch).__name__} is not a patch")
+            if not self.has(kind):
+                raise ValueError(self.why_not(kind))
+            if kind != "patch":
+                continue
+            index = self.check_point(patch.point)
+            squares = torch.as_tensor(patch.squares, dtype=torch.bool, device=self.device)
+            if squares.shape != (variants, 64):
+                raise ValueError(f"a residual patch's squares must be ({variants}, 64), not {tuple(squares.shape)}")
+            source = self.to_tokens(prepared, patch.point, patch.source)
+            if source.shape[0] not in (1, variants):
+                raise ValueError(f"a residual patch's source has {source.shape[0]} variants, not 1 or {variants}")
+            by_point.setdefault(index, []).append(ResidualPatch(patch.point, source, squares))
+        return by_point
+
+    def patched(self, prepared: Prepared, index: int, x: torch.Tensor, by_point: Mapping[int, list]) -> torch.Tensor:
+        """Point ``index``'s stream ``x`` (own layout) with its residual patches applied."""
+        if index not in by_point:
+            return x
+        point = self.readouts[index]
+        rows = self.square_rows(prepared, point).to(x.device)
+        tokens = patch_point(self.to_tokens(prepared, point, x), rows, by_point[index])
+        return self.from_tokens(prepared, point, tokens)
 
     def capture_hooks(self, store: list) -> list:
         """Hooks on the network's own modules that append the stream at every readout point, in

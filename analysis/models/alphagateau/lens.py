@@ -37,6 +37,11 @@ NO_MLP = ("AlphaGateau has no MLP layers: its GATEAU layers are linear maps mixe
           "over the move graph, so its units are the heads and the channels of each block's node write "
           "(unit kinds 'head' and 'channel')")
 NO_WDL = "AlphaGateau's value head is a single tanh: it has no WDL"
+NO_HEAD_PATCH = ("a GATEAU layer's one head has no output projection that reads it: its write is the layer's "
+                 "node output less the self term, so patching it is patching the block (use the residual patch)")
+NO_ATTENTION_ZERO = ("a GATEAU layer attends over the move graph's edges, not a square-by-square map: a node "
+                     "weighs only the squares a move reaches it from, one weight an edge (several a pair for "
+                     "promotions), so there is no 64 x 64 entry to zero")
 NO_SPLIT = ("a GATEAU layer's attention logit is one LeakyReLU of the updated edge features (eq. 5): "
             "it has no separate content and position terms to split")
 
@@ -69,7 +74,8 @@ class AlphaGateauLens(LensAdapter):
         self.readouts = ["embed"] + [f"{i}.block" for i in range(c.blocks)]
         self.units = {"head": UnitKind("head", c.gateau_layers, 1, "a GATEAU layer's attention over incoming moves"),
                       "channel": UnitKind("channel", c.blocks, c.width, "one channel of a block's node write")}
-        self.unavailable = {"mlp": NO_MLP, "wdl": NO_WDL, "split": NO_SPLIT}
+        self.unavailable = {"mlp": NO_MLP, "wdl": NO_WDL, "split": NO_SPLIT, "head_patch": NO_HEAD_PATCH,
+                            "attention_zero": NO_ATTENTION_ZERO}
 
     def layers(self) -> list[nn.Module]:
         return [gateau for block in self.model.blocks for gateau in (block.gateau1, block.gateau2)]
@@ -80,29 +86,44 @@ class AlphaGateauLens(LensAdapter):
         return Prepared(board, list(moves), inputs, {"indices": torch.as_tensor(edges, device=self.device)})
 
     def run(self, prepared: Prepared, variants: int = 1, scales: Mapping[str, torch.Tensor] | None = None,
-            capture: bool = False) -> tuple[list[torch.Tensor] | None, ReadOut]:
+            capture: bool = False, patches=()) -> tuple[list[torch.Tensor] | None, ReadOut]:
         scale, channel = (scales or {}).get("head"), (scales or {}).get("channel")
         handles = [] if scale is None else [g.register_forward_hook(scaled_head(scale[:, i, 0]))
                                             for i, g in enumerate(self.layers())]
         if channel is not None:
             handles += [b.register_forward_hook(scaled_node_write(channel[:, i])) for i, b in enumerate(self.model.blocks)]
+        by_point = self.patches_at(prepared, variants, patches)
         with hooks(*handles):
-            seen = self.streams(prepared.inputs.expand(variants, -1))
+            seen = self.streams(prepared.inputs.expand(variants, -1),
+                                lambda i, x: self.patched(prepared, i, x, by_point) if by_point else x)
         return (seen if capture else None), self._read(prepared, seen[-1])
 
-    def streams(self, inputs: torch.Tensor) -> list[torch.Tensor]:
-        """Nodes and edges stacked (V, N + E, K) at every readout point, as ``AlphaGateau.forward``."""
-        m = self.model
+    def streams(self, inputs: torch.Tensor, at=None) -> list[torch.Tensor]:
+        """Nodes and edges stacked (V, N + E, K) at every readout point, as ``AlphaGateau.forward``
+        (``at(point index, stacked)``, when given, returns the streams that go on: the patches)."""
+        m, at = self.model, at or (lambda _i, x: x)
         graph = graph_for_width(inputs.shape[-1])
         senders, receivers, static = _graph_tensors(graph.size, str(inputs.device))
         nodes, legal = split_input(inputs, graph)
         edges = torch.cat((legal.unsqueeze(-1), static.to(inputs.dtype).expand(len(inputs), -1, -1)), dim=-1)
         h, g = m.node_stem(nodes), m.edge_stem(edges)
-        seen = [torch.cat((h, g), dim=1)]
-        for block in m.blocks:
-            h, g, _ = block(h, g, senders, receivers)
-            seen.append(torch.cat((h, g), dim=1))
+        seen = []
+        for i, block in enumerate((None, *m.blocks)):
+            if block is not None:
+                h, g, _ = block(h, g, senders, receivers)
+            stacked = torch.cat((h, g), dim=1)
+            seen.append(at(i, stacked))
+            if seen[-1] is not stacked:  # patched: the streams go on from the patch
+                h, g = seen[-1][:, :graph.nodes].contiguous(), seen[-1][:, graph.nodes:].contiguous()
         return seen
+
+    def square_rows(self, prepared: Prepared, point: str) -> torch.Tensor:
+        """The node of each real square (nodes are the mover's frame); the edge rows have no square
+        of their own (an edge is a move), so a square patch takes the node alone."""
+        if board_size(prepared.board) != 8:
+            raise ValueError("AlphaGateau's nodes are read per square on 8x8 boards only: a 5x5 board "
+                             "has 25 nodes, not 64 squares")
+        return torch.as_tensor(_node_of_square(prepared.board), device=self.device)
 
     def _read(self, prepared: Prepared, residual: torch.Tensor) -> ReadOut:
         nodes = graph_for_width(prepared.inputs.shape[-1]).nodes

@@ -30,13 +30,14 @@ board tokens differ between rows only through attention to the move), as its att
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import chess
 import numpy as np
 import torch
 
-from analysis.models.chessbench.config import BEHAVIOURAL_CLONING, STATE_VALUE
+from analysis.models.chessbench.config import ACTION_VALUE, BEHAVIOURAL_CLONING, STATE_VALUE
 from analysis.models.chessbench.decoding import POLICY_TEMPERATURE, bin_centres, inputs
 from analysis.models.lens import LensAdapter, Prepared, ReadOut, UnitKind, hooks, scale_units
 
@@ -92,14 +93,71 @@ class ChessBenchLens(LensAdapter):
             handles.append(block.register_forward_hook(lambda _m, _a, out: store.append(out[0])))
         return handles
 
-    def run(self, prepared, variants=1, scales=None, capture=False):
+    def run(self, prepared, variants=1, scales=None, capture=False, patches=()):
         store: list[torch.Tensor] = []
         rows = prepared.inputs.shape[0]
-        handles = self._scale_hooks(scales or {}, rows) + (self.capture_hooks(store) if capture else [])
-        with hooks(*handles):
-            out = self.model(prepared.inputs.repeat(variants, 1))
-        (logits,) = out.values()
+        by_point = self.patches_at(prepared, variants, patches)
+
+        def at(i, x):
+            x = self.patched(prepared, i, x, by_point)
+            if capture:
+                store.append(x)
+            return x
+        with hooks(*self._scale_hooks(scales or {}, rows), *self.head_hooks(prepared, variants, patches)):
+            logits = self._forward(prepared.inputs.repeat(variants, 1), at)
         return (store if capture else None), self._read(prepared, logits, variants)
+
+    def _forward(self, rows: torch.Tensor, at) -> torch.Tensor:
+        """``ChessBenchTransformer.forward`` written out, with ``at(point index, stream)`` giving the
+        stream that goes on at every readout point (``i.attn`` is no module's output: x + attention)."""
+        m = self.model
+        shifted = torch.cat([rows.new_zeros(rows.shape[0], 1), rows.long()], dim=1)  # BOS id 0 in front
+        x = at(0, m.token_embed(shifted) * math.sqrt(m.config.embed) + m.position_embed(m.positions))
+        for i, block in enumerate(m.blocks):
+            x = at(1 + 2 * i, x + block.attention(block.norm1(x))[0])
+            x = at(2 + 2 * i, x + block.ffn(block.norm2(x)))
+        return m.head(m.final_norm(x[:, -1]))
+
+    def head_modules(self, layer):
+        attention = self.model.blocks[layer].attention
+        return attention, attention.out
+
+    def attend(self, attention, x):
+        """``SelfAttention.forward``'s explicit-weights path (the one it takes for its maps)."""
+        B, T, D = x.shape
+        q, k, v = (proj(x).view(B, T, attention.heads, attention.head_dim).transpose(1, 2)
+                   for proj in (attention.q, attention.k, attention.v))
+        weights = ((q @ k.transpose(-1, -2)).float() / math.sqrt(attention.head_dim)).softmax(-1)
+        return weights, lambda w: (w.to(v.dtype) @ v).transpose(1, 2).reshape(B, T, D)
+
+    def square_rows(self, prepared, point):
+        """The 64 board tokens (BOS shifts the FEN's by one); the other tokens have no square."""
+        return torch.as_tensor(1 + np.asarray(self.encoding.square_tokens(prepared.board)), device=self.device)
+
+    def to_tokens(self, prepared, point, tensor):
+        """(V * rows, T, E) -> (V, T, rows * E): an action-value position's rows (one a legal move,
+        in ``Prepared.moves`` order) side by side, so a square is patched in every row at once."""
+        rows = prepared.inputs.shape[0]
+        T, E = tensor.shape[-2:]
+        return tensor.view(-1, rows, T, E).transpose(1, 2).reshape(-1, T, rows * E)
+
+    def from_tokens(self, prepared, point, tokens):
+        rows = prepared.inputs.shape[0]
+        V, T, _ = tokens.shape
+        return tokens.view(V, T, rows, -1).transpose(1, 2).reshape(V * rows, T, -1)
+
+    def aligned(self, source, target):
+        """An action-value net runs one row a legal move: ``source``'s board is given the target's
+        moves, so row r is the same move in both passes (a move illegal on the source board is
+        still a token the network reads); the other heads read the board alone."""
+        if self.model.config.head != ACTION_VALUE:
+            return source
+        fen = source.inputs[:1, :-1]
+        actions = target.extra["actions"]
+        if not len(actions):  # no legal move: the one dummy row the target runs too
+            return Prepared(source.board, [], source.inputs[:1], {"actions": actions})
+        rows = torch.cat([fen.expand(len(actions), -1), actions[:, None].to(fen.dtype)], dim=1)
+        return Prepared(source.board, list(target.moves), rows.contiguous(), {"actions": actions})
 
     def _read(self, prepared: Prepared, logits: torch.Tensor, variants: int) -> ReadOut:
         """The head's raw output (variants * rows, outputs) as policy logits and a score."""

@@ -72,22 +72,70 @@ class ChessformerLens(LensAdapter):
                     lambda _m, args, s=unit_scale: (scale_units(args[0], s),)))
         return handles
 
-    def capture_hooks(self, store: list):
+    def _point_hooks(self, fn):
+        """Hooks calling ``fn(point index, stream)`` at every readout point in forward order; a
+        tensor it returns replaces the stream there (None leaves it)."""
         layers = self.model.layers
-        handles = [layers[0].register_forward_pre_hook(lambda _m, args: store.append(args[0]))]
-        for layer in layers:
-            handles.append(layer.norm1.register_forward_hook(lambda _m, _a, out: store.append(out)))
-            handles.append(layer.register_forward_hook(lambda _m, _a, out: store.append(out[0])))
+
+        def embed(_m, args):
+            x = fn(0, args[0])
+            return None if x is None else (x, *args[1:])
+
+        def block(i):
+            def hook(_m, _a, out):
+                x = fn(2 + 2 * i, out[0])
+                return None if x is None else (x, *out[1:])
+            return hook
+
+        handles = [layers[0].register_forward_pre_hook(embed)]
+        for i, layer in enumerate(layers):
+            handles.append(layer.norm1.register_forward_hook(lambda _m, _a, out, i=i: fn(1 + 2 * i, out)))
+            handles.append(layer.register_forward_hook(block(i)))
         return handles
 
-    def run(self, prepared, variants=1, scales=None, capture=False):
+    def capture_hooks(self, store: list):
+        return self._point_hooks(lambda _i, x: store.append(x))
+
+    def square_rows(self, prepared, point):
+        order = self.encoding.square_tokens(prepared.board)
+        return torch.as_tensor(np.arange(64) if order is None else order, device=self.device)
+
+    def run(self, prepared, variants=1, scales=None, capture=False, patches=()):
         store: list[torch.Tensor] = []
-        handles = self._scale_hooks(scales or {}) + (self.capture_hooks(store) if capture else [])
+        by_point = self.patches_at(prepared, variants, patches)
+        handles = (self._scale_hooks(scales or {}) + self.head_hooks(prepared, variants, patches)
+                   + (self._point_hooks(lambda i, x: self.patched(prepared, i, x, by_point)) if by_point else [])
+                   + (self.capture_hooks(store) if capture else []))
         tokens = prepared.inputs.expand(variants, *prepared.inputs.shape[1:])
         with hooks(*handles):
             # _forward: the CPU path would split a large batch into chunks, which per-variant hooks must not see
             out = self.model._forward(tokens, False)
         return (store if capture else None), self._read(prepared, out["policy"], out["wdl"])
+
+    def head_modules(self, layer):
+        attention = self.model.layers[layer].attention
+        return attention, attention.out
+
+    def attend(self, attention, x):
+        """``SelfAttention.forward`` with its weights in the open (Shaw's value term follows them)."""
+        B, T, E = x.shape
+        H, D = attention.heads, attention.head_dim
+        source = x + attention.absolute if attention.position == "absolute" else x
+        q, k, v = (f(source).view(B, T, H, D).transpose(1, 2) for f in (attention.q, attention.k, attention.v))
+        scale = 1.0 / math.sqrt(D)
+        if attention.position == "shaw":
+            logits = (q @ k.transpose(-1, -2) + attention._shaw_logit_terms(q, k)) * scale
+        else:
+            logits = (q @ k.transpose(-1, -2)) * scale
+            if attention.position == "relative_bias":
+                logits = logits + attention.relative_bias[:, attention.rel]
+
+        def finish(weights):
+            out = weights @ v
+            if attention.position == "shaw":
+                out = out + attention._shaw_value_term(weights)
+            return out.transpose(1, 2).reshape(B, T, E)
+        return logits.softmax(dim=-1), finish
 
     def _read(self, prepared: Prepared, policy: torch.Tensor, wdl_logits: torch.Tensor) -> ReadOut:
         wdl = wdl_logits.float().softmax(-1)

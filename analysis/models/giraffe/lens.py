@@ -31,6 +31,10 @@ NO_HEADS = "Giraffe's networks are plain multilayer perceptrons: they have no at
 NO_DEPTH = ("Giraffe has no residual stream: only its last hidden layer is read by the output layers, "
             "so there is one readout point and no logit lens through depth")
 NO_WDL = "Giraffe's value is a single tanh output: it has no WDL"
+NO_SQUARES = ("Giraffe's hidden layer has no squares: its units read the whole position (and, in the move "
+              "evaluator, one move), so there is no square's row to read or patch")
+NO_PATCH = (NO_SQUARES + "; nor can it be patched whole: the move evaluator runs one row per legal move of its "
+            "own position, which another position's pass does not have")
 
 
 def group_scaling(scale: torch.Tensor, sizes: Sequence[int]):
@@ -63,7 +67,8 @@ class GiraffeLens(LensAdapter):
                                       "a hidden unit (the evaluator's, then the move evaluator's)"),
                       "group": UnitKind("group", 2, 3, "an input feature group (global, piece, square) "
                                                        "of the evaluator (layer 0) or move evaluator (layer 1)")}
-        self.unavailable = {"head": NO_HEADS, "wdl": NO_WDL, "depth": NO_DEPTH, "split": NO_HEADS, "timeline": NO_DEPTH}
+        self.unavailable = {"head": NO_HEADS, "wdl": NO_WDL, "depth": NO_DEPTH, "split": NO_HEADS, "timeline": NO_DEPTH,
+                            "patch": NO_PATCH, "head_patch": NO_HEADS, "attention_zero": NO_HEADS}
         e, m = model.evaluator.first, model.move_evaluator
         self.sizes = ((e.global_in.out_features, e.piece_in.out_features, e.square_in.out_features),
                       (m.global_in.out_features, m.piece_in.out_features, m.square_in.out_features))
@@ -87,7 +92,8 @@ class GiraffeLens(LensAdapter):
         return handles
 
     def run(self, prepared: Prepared, variants: int = 1, scales: Mapping[str, torch.Tensor] | None = None,
-            capture: bool = False) -> tuple[list[torch.Tensor] | None, ReadOut]:
+            capture: bool = False, patches=()) -> tuple[list[torch.Tensor] | None, ReadOut]:
+        self.patches_at(prepared, variants, patches)  # refuses every patch, with the reason
         kept: dict = {}
         with hooks(*self._hooks(scales or {}, kept)):
             out = self.model(prepared.inputs.expand(variants, -1))
@@ -106,6 +112,14 @@ class GiraffeLens(LensAdapter):
         value = torch.tanh(e.out(residual[:, 0, :c.hidden])).squeeze(-1)
         logits = m.out(residual[:, 1:, :c.move_hidden]).squeeze(-1)
         return ReadOut(logits=logits[:, prepared.extra["indices"]], score=(value + 1) / 2)
+
+    def square_rows(self, prepared: Prepared, point: str) -> torch.Tensor:
+        raise ValueError(NO_SQUARES)
+
+    def point_vector(self, prepared: Prepared, point: str, tensor: torch.Tensor) -> torch.Tensor:
+        """(V, hidden): the evaluator's hidden units (row 0), the part that reads the position alone."""
+        self.check_point(point)
+        return tensor[:, 0, :self.model.config.hidden]
 
     @torch.no_grad()
     def head_writes(self, prepared: Prepared, layer: int):

@@ -106,22 +106,41 @@ class AttentionLens(LensAdapter):
         return pairs
 
     def run(self, prepared: Prepared, variants: int = 1, scales: Mapping[str, torch.Tensor] | None = None,
-            capture: bool = False) -> tuple[list[torch.Tensor] | None, ReadOut]:
+            capture: bool = False, patches=()) -> tuple[list[torch.Tensor] | None, ReadOut]:
         tokens = prepared.inputs.expand(variants, -1, -1)
-        with pre_hooks(self._hooks(scales or {})):
-            out, seen = self.forward(tokens, capture)
+        by_point = self.patches_at(prepared, variants, patches)
+        with pre_hooks(self._hooks(scales or {})), hooks(*self.head_hooks(prepared, variants, patches)):
+            out, seen = self.forward(tokens, capture, lambda i, x: self.patched(prepared, i, x, by_point))
         return (seen if capture else None), read_lc0(prepared, out)
 
-    def forward(self, tokens: torch.Tensor, capture: bool) -> tuple[dict[str, torch.Tensor], list[torch.Tensor]]:
-        """The body as ``EncoderLayer.forward`` runs it, with the stream kept at every readout point."""
-        x = self.model.embedding(tokens)
+    def forward(self, tokens: torch.Tensor, capture: bool, at=None) -> tuple[dict[str, torch.Tensor], list[torch.Tensor]]:
+        """The body as ``EncoderLayer.forward`` runs it, with the stream kept at every readout point
+        (``at(point index, stream)``, when given, returns the stream that goes on: the patches)."""
+        at = at or (lambda _i, x: x)
+        x = at(0, self.model.embedding(tokens))
         seen = [x] if capture else []
-        for layer in self.model.encoders:
-            x = layer.ln1(layer.alpha * layer.mha(x, False)[0] + x)
+        for i, layer in enumerate(self.model.encoders):
+            x = at(1 + 2 * i, layer.ln1(layer.alpha * layer.mha(x, False)[0] + x))
             seen += [x] if capture else []
-            x = layer.ln2(layer.alpha * layer.ffn(x) + x)
+            x = at(2 + 2 * i, layer.ln2(layer.alpha * layer.ffn(x) + x))
             seen += [x] if capture else []
         return self.model.outputs(x, every_head=False), seen
+
+    def square_rows(self, prepared: Prepared, point: str) -> torch.Tensor:
+        return prepared.extra["rows"]
+
+    def head_modules(self, layer: int):
+        mha = self.model.encoders[layer].mha
+        return mha, mha.dense
+
+    def attend(self, mha: nn.Module, x: torch.Tensor):
+        """``SelfAttention.forward`` (encoder.py) with its weights in the open."""
+        B, T, _ = x.shape
+        q, k, v = (f(x).view(B, T, mha.heads, -1).transpose(1, 2) for f in (mha.q, mha.k, mha.v))
+        logits = q @ k.transpose(-1, -2) / (q.shape[-1] ** 0.5)
+        if mha.smolgen is not None:
+            logits = logits + mha.smolgen(x)
+        return torch.softmax(logits, dim=-1), lambda weights: (weights @ v).transpose(1, 2).reshape(B, T, -1)
 
     def unembed(self, prepared: Prepared, residual: torch.Tensor, readout: str) -> ReadOut:
         if readout is not None and readout not in self.readouts:  # None: a stack of several points

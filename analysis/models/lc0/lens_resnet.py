@@ -54,7 +54,8 @@ class ResNetLens(LensAdapter):
         self.readouts = ["embed"] + [f"{i}.block" for i in range(c.blocks)]
         self.units = {"block": UnitKind("block", c.blocks, 1, "a residual block's whole branch"),
                       "channel": UnitKind("channel", c.blocks, c.channels, "one channel of a residual block's branch")}
-        self.unavailable = {"head": NO_HEADS, "mlp": NO_MLP, "split": NO_HEADS}
+        self.unavailable = {"head": NO_HEADS, "mlp": NO_MLP, "split": NO_HEADS, "head_patch": NO_HEADS,
+                            "attention_zero": NO_HEADS}
         if not c.wdl:
             self.unavailable["wdl"] = "this lc0 net's value head is a single tanh: it has no WDL"
 
@@ -70,21 +71,33 @@ class ResNetLens(LensAdapter):
         return pairs
 
     def run(self, prepared: Prepared, variants: int = 1, scales: Mapping[str, torch.Tensor] | None = None,
-            capture: bool = False) -> tuple[list[torch.Tensor] | None, ReadOut]:
+            capture: bool = False, patches=()) -> tuple[list[torch.Tensor] | None, ReadOut]:
         tokens = prepared.inputs.expand(variants, -1, -1)
+        by_point = self.patches_at(prepared, variants, patches)
         with output_hooks(self._hooks(scales or {})):
-            seen = self.body(tokens)
+            seen = self.body(tokens, lambda i, x: self.patched(prepared, i, x, by_point))
         return (seen if capture else None), read_lc0(prepared, self.model.outputs(seen[-1]))
 
-    def body(self, tokens: torch.Tensor) -> list[torch.Tensor]:
-        """The stream (B, C, 8, 8) at every readout point, as ``Lc0ResNet.forward`` computes it."""
-        m = self.model
-        x = m.act(m.input(tokens.transpose(1, 2).reshape(-1, PLANES, 8, 8)))
+    def body(self, tokens: torch.Tensor, at=None) -> list[torch.Tensor]:
+        """The stream (B, C, 8, 8) at every readout point, as ``Lc0ResNet.forward`` computes it
+        (``at(point index, stream)``, when given, returns the stream that goes on: the patches)."""
+        m, at = self.model, at or (lambda _i, x: x)
+        x = at(0, m.act(m.input(tokens.transpose(1, 2).reshape(-1, PLANES, 8, 8))))
         seen = [x]
-        for block in m.blocks:
-            x = block(x)
+        for i, block in enumerate(m.blocks):
+            x = at(1 + i, block(x))
             seen.append(x)
         return seen
+
+    def square_rows(self, prepared: Prepared, point: str) -> torch.Tensor:
+        return prepared.extra["rows"]
+
+    def to_tokens(self, prepared: Prepared, point: str, tensor: torch.Tensor) -> torch.Tensor:
+        """(V, C, 8, 8) -> (V, 64, C): token t is the board cell t of the network's frame."""
+        return tensor.flatten(2).transpose(1, 2)
+
+    def from_tokens(self, prepared: Prepared, point: str, tokens: torch.Tensor) -> torch.Tensor:
+        return tokens.transpose(1, 2).unflatten(2, (8, 8))
 
     def unembed(self, prepared: Prepared, residual: torch.Tensor, readout: str) -> ReadOut:
         if readout is not None and readout not in self.readouts:  # None: a stack of several points
