@@ -152,3 +152,25 @@ def _probe_network(adapter, untrained, data, config, seed, say, keep):
     concepts = {name: concept_entry(cset, points, trained[name], control_net[name], control[name])
                 for name, cset in data.sets.items()}
     return {"points": points, "concepts": concepts}, trained, acts
+
+
+def erase_all(adapter: LensAdapter, data: ProbeData, result: dict[str, Any], acts: Activations, config: RunConfig,
+              erase_config, seed: int, progress: Progress | None = None) -> None:
+    """Adds ``erasure`` to every concept of ``result`` (at its best point; see ``analysis.probes.erasure``)."""
+    from analysis.probes.erasure import erase
+
+    with threadpool_limits(config.threads):
+        for name, entry in result["concepts"].items():
+            point = entry["best_point"]
+            if point is None:
+                entry["erasure"] = {"why": entry["why"]}
+                continue
+            x = acts.point(acts.points.index(point))
+            if data.sets[name].concept.kind == "square":
+                pca = None
+            else:
+                x = x.reshape(len(x), -1)
+                pca = features(x, config, seed)[1]
+            entry["erasure"] = erase(adapter, data, data.sets[name], point, x, pca, erase_config, config.fit)
+            if progress is not None:
+                progress(f"erased {name}")
