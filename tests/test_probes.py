@@ -170,3 +170,19 @@ def test_cli_errors_are_one_line_exit_2(tiny_checkpoint, capsys):
         assert main(["probe", *args, "--json"]) == 2
         err = capsys.readouterr()
         assert err.out == "" and text in err.err and err.err.count("\n") == 1
+
+
+def test_knowing_doing_json(tiny_checkpoint, fen_file, tmp_path):
+    other = tmp_path / "cf-tiny-2.safetensors"
+    other.write_bytes(tiny_checkpoint.read_bytes())
+    code, out = _cli("--models", f"{tiny_checkpoint},{other}", "--knowing-doing", "--concepts", "own_en_prise,opp_en_prise",
+                     "--positions", "120", "--data", str(tmp_path), "--fens", str(fen_file), "--json")
+    assert code == 0 and out["networks"] == [str(tiny_checkpoint), str(other)]
+    for net in out["networks"]:
+        assert set(out["knowing"][net]) == {"own_en_prise", "opp_en_prise"}
+        for name, d in out["doing"][net].items():
+            assert d["positions"] > 0 and d["low"] <= d["rate"] <= d["high"]
+    # the same weights know and do the same
+    assert out["knowing"][out["networks"][0]] == out["knowing"][out["networks"][1]]
+    assert out["doing"][out["networks"][0]] == out["doing"][out["networks"][1]]
+    assert any("knowing is flat" in line for line in out["reading"])
