@@ -1,7 +1,9 @@
 """Time a concept probe: the seven concepts of issue 39 on maia-1900 over 10,000 positions per concept
 (target: under 10 minutes on the two shared cores), each stage timed: labelling the balanced sets,
 reading and probing the trained net, the untrained copy and the input planes; ``--erase`` adds the
-erasure at each concept's best point. Prints one JSON object (timings and the probe's result).
+erasure at each concept's best point. Prints one JSON object: wall and CPU seconds per stage (on a
+machine other jobs share, the CPU seconds are the figure that compares), the load average, and the
+probe's result.
 
     PYTHONPATH=. nice -n 5 .venv/bin/python bench/probes.py --positions 10000 > /tmp/probes_bench.json
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -36,14 +39,17 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     times: dict[str, float] = {}
+    cpu: dict[str, float] = {}  # this process's CPU seconds: what the stage costs on a machine others share
     start = last = time.perf_counter()
+    last_cpu = time.process_time()
 
     def lap(what: str) -> None:
-        nonlocal last
-        now = time.perf_counter()
+        nonlocal last, last_cpu
+        now, now_cpu = time.perf_counter(), time.process_time()
         times[what] = round(times.get(what, 0.0) + now - last, 1)
-        last = now
-        print(f"{now - start:7.1f}s {what}", file=sys.stderr, flush=True)
+        cpu[what] = round(cpu.get(what, 0.0) + now_cpu - last_cpu, 1)
+        last, last_cpu = now, now_cpu
+        print(f"{now - start:7.1f}s wall {now_cpu:7.1f}s cpu {what}", file=sys.stderr, flush=True)
 
     config = PositionConfig(positions=args.positions, seed=args.seed)
     fens = pool(config)
@@ -68,7 +74,8 @@ def main() -> None:
         lap("erasure")
     total = round(time.perf_counter() - start, 1)
     print(json.dumps({"model": args.model, "positions": args.positions, "union": len(data.boards),
-                      "sizes": {n: len(s.index) for n, s in data.sets.items()}, "seconds": times, "total": total,
+                      "sizes": {n: len(s.index) for n, s in data.sets.items()}, "seconds": times, "cpu_seconds": cpu, "total": total,
+                      "cpu_total": round(time.process_time(), 1), "load_average": os.getloadavg(),
                       "result": result}))
 
 
