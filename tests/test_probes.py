@@ -186,3 +186,7 @@ def test_knowing_doing_json(tiny_checkpoint, fen_file, tmp_path):
     assert out["knowing"][out["networks"][0]] == out["knowing"][out["networks"][1]]
     assert out["doing"][out["networks"][0]] == out["doing"][out["networks"][1]]
     assert any("knowing is flat" in line for line in out["reading"])
+
+
+def test_aliases_name_the_same_concept():
+    assert get_concept("check") is CONCEPTS["in_check"] and get_concept("mate1") is CONCEPTS["mate_in_one"]

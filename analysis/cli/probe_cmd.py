@@ -61,7 +61,7 @@ def _concepts(text: str):
     if not names:
         raise CommandError("--concepts names no concept")
     try:
-        return [get_concept(n) for n in dict.fromkeys(names)]
+        return list({c.name: c for c in (get_concept(n) for n in names)}.values())
     except ValueError as exc:
         raise CommandError(str(exc)) from None
 

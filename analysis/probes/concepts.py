@@ -74,8 +74,13 @@ def register(name: str, kind: str, engine: bool = False):
     return add
 
 
+# Other names for a concept (the research note's pass criteria spell them so).
+ALIASES = {"check": "in_check", "mate1": "mate_in_one"}
+
+
 def get_concept(name: str) -> Concept:
-    """The registered concept (ValueError naming the known ones otherwise)."""
+    """The registered concept, by name or alias (ValueError naming the known ones otherwise)."""
+    name = ALIASES.get(name, name)
     if name not in CONCEPTS:
         raise ValueError(f"unknown concept {name!r}: known are {', '.join(CONCEPTS)}")
     return CONCEPTS[name]
