@@ -145,7 +145,7 @@ def test_the_templates_load_page_modules_that_exist():
     """The pages' entry points: every script a template names by {% static %} is a file under pages/."""
     named = {m.group(1) for path in (ROOT / "templates").rglob("*.html")
              for m in re.finditer(r"""{%\s*static\s+['"]sightline/([^'"]+\.js)['"]\s*%}""", path.read_text(encoding="utf-8"))}
-    assert named == {"pages/game.js", "pages/home.js", "pages/atlas.js"}
+    assert named == {"pages/game.js", "pages/home.js", "pages/atlas.js", "pages/studies.js", "pages/study.js"}
     assert all((SCRIPTS / name).is_file() for name in named)
 
 

@@ -20,6 +20,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.conf import settings  # noqa: E402
 
 from webapp.jobs.live.routing import websocket_urlpatterns  # noqa: E402
+from webapp.studies.routing import websocket_urlpatterns as study_sockets  # noqa: E402
 from webapp.site.body_limit import BodyLimitMiddleware  # noqa: E402
 
 http_app = django_asgi_app
@@ -32,5 +33,5 @@ application = ProtocolTypeRouter({
     "http": BodyLimitMiddleware(http_app),  # refuses an oversized body before it is read
     # No AuthMiddlewareStack: the job socket serves anyone with the job's link, as the job page does,
     # and its session wrapper ran on every pushed message to every viewer.
-    "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
+    "websocket": AllowedHostsOriginValidator(URLRouter(study_sockets + websocket_urlpatterns)),
 })

@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "webapp.jobs",
     "webapp.lens",
     "webapp.lc0compare",
+    "webapp.studies",
     "webapp.api",
 ]
 
@@ -255,6 +256,14 @@ SIGHTLINE_ONDEMAND_SLOTS = int(os.environ.get("SIGHTLINE_ONDEMAND_SLOTS", "2"))
 # An on-demand row's lease (webapp.ondemand.lease): renewed every third of this while a worker computes
 # it; once it runs out the next poll queues it again, so lost work resumes within it (<= 30 s).
 SIGHTLINE_ONDEMAND_LEASE_S = float(os.environ.get("SIGHTLINE_ONDEMAND_LEASE_S", "15"))
+# The studies' lane: a study (webapp.studies: hundreds of positions, minutes of work) goes to its own
+# queue, consumed by a worker of its own (serve starts one, niced; --no-studies-worker turns it off), so
+# it never delays a new user's first analysis. A client may have SIGHTLINE_STUDIES_PER_CLIENT studies
+# queued or running, the site SIGHTLINE_STUDIES_PER_SITE; a study's lease (webapp.ondemand.lease) is the
+# on-demand one: once it runs out the study is queued again and resumes from its stored items.
+SIGHTLINE_STUDIES_QUEUE = os.environ.get("SIGHTLINE_STUDIES_QUEUE", "studies")
+SIGHTLINE_STUDIES_PER_CLIENT = int(os.environ.get("SIGHTLINE_STUDIES_PER_CLIENT", "1"))
+SIGHTLINE_STUDIES_PER_SITE = int(os.environ.get("SIGHTLINE_STUDIES_PER_SITE", "4"))
 # How many analyses the users' workers run at once (serve sets it to its worker's --concurrency): a
 # queued job's page says what it waits behind once they are all taken (webapp.jobs.queue_wait).
 SIGHTLINE_WORKER_SLOTS = int(os.environ.get("SIGHTLINE_WORKER_SLOTS", "2"))

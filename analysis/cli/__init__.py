@@ -29,6 +29,7 @@ COMMAND_MODULES = [
     "search_cmds",
     "import_cmds",
     "giraffe_cmds",
+    "study_cmd",
 ]
 
 

@@ -30,7 +30,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 def _lane(cmdline: str) -> str:
     """Which of serve's Celery workers a command line is, by the queue it consumes (``-Q``)."""
-    for lane in ("ondemand", "background"):
+    for lane in ("ondemand", "background", "studies"):
         if f" -Q {lane} " in cmdline:
             return lane
     return "worker"

@@ -19,4 +19,5 @@ urlpatterns = [
     path(POSITION, views.PositionDetail.as_view(), name="api_position"),
     path(POSITION, include("webapp.lens.api_urls")),
     path(POSITION, include("webapp.lc0compare.api_urls")),
+    path("", include("webapp.studies.api_urls")),
 ]

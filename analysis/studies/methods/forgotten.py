@@ -1,0 +1,115 @@
+"""``forgotten``: positions where the network dropped a better move on its way to the output.
+
+On the decision timeline (the logit lens: each readout point's top move), a position is *forgotten*
+when some move that was top at an earlier point is not the final top move and is better than it:
+it is the puzzle's solution move (``Item.moves[0]``) and the final move is not, or Stockfish at a
+fixed node budget (the engine lane) scores it above the final move by more than ``margin`` in
+expected score for the mover. Summary: the count and share of forgotten positions (Wilson 95%), and
+at which points their better moves were top. (The share recovered by removing or steering the late
+unit the causal grid names is not measured yet.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import chess
+
+from analysis.engines.reference import EngineFailure, ReferenceEngine
+from analysis.engines.stockfish import find_stockfish
+from analysis.lens.core import logit_lens
+from analysis.studies import stats
+from analysis.studies.errors import StudyInputError
+from analysis.studies.methods import StudyContext, StudyMethod, register
+from analysis.studies.positions import Item
+
+
+@dataclass(frozen=True)
+class ForgottenSettings:
+    nodes: int = 20_000  # Stockfish's budget per position (fixed nodes: reproducible)
+    margin: float = 0.05  # expected score (0..1) by which an earlier move must beat the final one
+
+
+class Forgotten(StudyMethod):
+    name = "forgotten"
+    title = "Forgotten moves: a better move top at an earlier readout point, dropped at the output"
+    settings = ForgottenSettings
+
+    def why_not(self, adapter) -> str | None:
+        if adapter.why_not("policy"):
+            return adapter.why_not("policy")
+        if find_stockfish() is None:
+            return "Stockfish is not installed here (apt-get install stockfish): it judges which move is better"
+        return None
+
+    def prepare(self, context: StudyContext) -> None:
+        engine = ReferenceEngine(nodes=context.settings.nodes)
+        try:
+            context.state["engine"] = engine.open()
+        except (EngineFailure, ValueError) as exc:
+            raise StudyInputError(str(exc)) from None
+
+    def close(self, context: StudyContext) -> None:
+        engine = context.state.pop("engine", None)
+        if engine is not None:
+            engine.close()
+
+    def measure(self, context: StudyContext, item: Item) -> dict:
+        board = item.board()
+        if not any(board.legal_moves):
+            return {"kept": False, "reason": "no legal move"}
+        view = logit_lens(context.adapter, board)
+        tops = view.top()
+        final = tops[-1]
+        earlier = {}
+        for point, move in enumerate(tops[:-1]):
+            if move != final:
+                earlier.setdefault(move, []).append(point)
+        solution = item.moves[0] if item.moves else None
+        better, final_score = [], None
+        for move, points in earlier.items():
+            if solution is not None and move == solution:
+                better.append({"move": move, "points": points, "why": "solution"})
+                continue
+            if final_score is None:
+                final_score = self._score(context, board, final)
+            score = self._score(context, board, move)
+            if score > final_score + context.settings.margin:
+                better.append({"move": move, "points": points, "why": "engine", "score": round(score, 5)})
+        return {"kept": True, "final": final, "tops": tops, "solution": solution, "forgotten": bool(better),
+                "final_score": None if final_score is None else round(final_score, 5), "better": better}
+
+    @staticmethod
+    def _score(context: StudyContext, board: chess.Board, uci: str) -> float:
+        """Stockfish's expected score for the mover after ``uci`` (hash cleared first: deterministic)."""
+        after = board.copy(stack=False)
+        after.push_uci(uci)
+        try:
+            value = context.state["engine"].analyse(after, game=object())
+        except EngineFailure as exc:
+            raise StudyInputError(str(exc)) from None
+        return 1.0 - value.score
+
+    def summarise(self, context: StudyContext, results: list[dict]) -> dict:
+        kept = [r for r in results if r.get("kept")]
+        forgotten = [r for r in kept if r["forgotten"]]
+        readouts = list(context.adapter.readouts)
+        changed = [r for r in kept if any(m != r["final"] for m in r["tops"][:-1])]
+        table = [
+            {"measure": "forgotten positions", "share": stats.share(len(forgotten), len(kept))},
+            {"measure": "an earlier top move differs from the final one", "share": stats.share(len(changed), len(kept))},
+            {"measure": "forgotten by the solution rule",
+             "share": stats.share(sum(any(b["why"] == "solution" for b in r["better"]) for r in forgotten), len(kept))},
+        ]
+        at = [stats.share(sum(any(p in b["points"] for b in r["better"]) for r in forgotten), len(forgotten))
+              for p in range(len(readouts))]
+        figure = {"name": "forgotten_points", "title": "Where forgotten positions had their better move on top",
+                  "ylabel": "share of forgotten positions", "x": readouts,
+                  "series": [{"label": "better move top here", "y": [c["score"] for c in at],
+                              "low": [c["low"] for c in at], "high": [c["high"] for c in at]}]}
+        return {"table": table, "figures": [figure], "kept": len(kept), "forgotten": len(forgotten),
+                "points": readouts, "forgotten_ids": [r["id"] for r in forgotten],
+                "recovered": None}
+
+
+register(Forgotten())

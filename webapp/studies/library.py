@@ -1,0 +1,142 @@
+"""The one place the site calls ``analysis.studies`` (spec B of issue 38): positions, methods, a run
+and the exports, each imported inside its function. The web process checks a submission with them;
+``analysis.studies`` imports torch with its package (``run_study``'s module), so a web process pays
+that on its first study request, never at its start (tests/test_web_process_imports.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+# The kinds of position source a study may be given here ("games" are mined by a method itself).
+KINDS = ("puzzles", "csv", "pgn", "fens")
+MAX_SOURCE_BYTES = 1_000_000  # an upload or a paste, whole: the home form's PGN bound
+MAX_LIMIT = 2000
+
+
+class StudyInput(Exception):
+    """Input a study cannot take: ``message`` is one sentence for the user."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Source:
+    """A position source as the site stores it (``Study.source_*``)."""
+
+    kind: str
+    name: str = ""
+    text: str = ""
+    limit: int | None = None
+
+    def library(self):
+        from analysis.studies import PositionSource
+
+        if self.kind == "puzzles":
+            return PositionSource("puzzles", path=self.name, limit=self.limit)
+        return PositionSource(self.kind, text=self.text, limit=self.limit)
+
+
+def _input_error() -> type[Exception]:
+    from analysis.studies import StudyInputError
+
+    return StudyInputError
+
+
+def read_items(source: Source) -> list:
+    """The source's positions (``analysis.studies.read_positions``); raises ``StudyInput``."""
+    from analysis.studies import read_positions
+
+    try:
+        items = read_positions(source.library())
+    except _input_error() as exc:
+        raise StudyInput(str(exc)) from None
+    if not items:
+        raise StudyInput("The position set has no positions.")
+    return items
+
+
+def method_choices() -> list[tuple[str, str]]:
+    """(name, title) of every registered study method."""
+    from analysis.studies import methods
+
+    return [(name, getattr(methods.get(name), "title", name)) for name in methods.names()]
+
+
+def method(name: str):
+    from analysis.studies import methods
+
+    if name not in methods.names():
+        raise StudyInput(f"Unknown method {name!r}; the methods are {', '.join(methods.names())}.")
+    return methods.get(name)
+
+
+def parse_settings(name: str, settings: Mapping[str, Any]) -> dict:
+    """The settings as the method's dataclass reads them (unknown keys, wrong types: ``StudyInput``)."""
+    from analysis.studies.spec import parse_settings as parse
+
+    found = method(name)
+    try:
+        parse(found.settings, settings, found.name)
+    except _input_error() as exc:
+        raise StudyInput(str(exc)) from None
+    return dict(settings)
+
+
+def takes_sparring(name: str) -> bool:
+    """Whether the method plays a second, weaker network (a ``sparring`` setting: lookahead's)."""
+    import dataclasses
+
+    return "sparring" in {f.name for f in dataclasses.fields(method(name).settings)}
+
+
+def why_not(name: str, description) -> str | None:
+    """Why the method does not apply to a network, read from its stored lens description (the web
+    process loads no checkpoint; the worker asks the real adapter again before it runs)."""
+    if description.why_not("lens"):
+        return description.why_not("lens")
+    try:
+        return method(name).why_not(description)
+    except (AttributeError, TypeError):  # the method needs the live adapter: the worker will say
+        return None
+
+
+def run(spec_fields: dict, *, done: Mapping[int, dict], on_item: Callable, on_progress: Callable,
+        should_stop: Callable[[], bool]) -> dict:
+    """``analysis.studies.run_study`` on a spec; raises ``Stopped`` when ``should_stop`` stopped it."""
+    from analysis.studies import StudySpec, StudyStopped, run_study
+
+    try:
+        return run_study(StudySpec(**spec_fields), done=done, on_item=on_item, on_progress=on_progress,
+                         should_stop=should_stop, threads=1)
+    except StudyStopped:
+        raise Stopped() from None
+    except _input_error() as exc:
+        raise StudyInput(str(exc)) from None
+
+
+class Stopped(Exception):
+    """The run stopped between items (cancelled, or its lease was lost)."""
+
+
+def export(kind: str, result: dict, figure: str | None = None) -> str | bytes:
+    """JSON, CSV, or a figure as PNG/SVG (``analysis.studies.export``); an unknown figure: ``StudyInput``."""
+    from analysis.studies import export as exports
+
+    if kind == "json":
+        return exports.to_json(result)
+    if kind == "csv":
+        return exports.to_csv(result)
+    names = [f["name"] for f in (result.get("summary") or {}).get("figures", [])]
+    if figure not in names:
+        raise StudyInput(f"No figure {figure!r}; this study has {', '.join(names) or 'none'}.")
+    return exports.figure_png(result, figure) if kind == "png" else exports.figure_svg(result, figure)
+
+
+def shipped_sets() -> list[str]:
+    """The names of the shipped puzzle sets a study may read (``PositionSource("puzzles", name)``)."""
+    from analysis.studies.positions import shipped_puzzle_sets
+
+    return list(shipped_puzzle_sets())
