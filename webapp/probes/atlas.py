@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from webapp.networks.lookup import withdrawal
 from webapp.networks.models import Network
-from webapp.probes.concepts import AtlasSettings
+from webapp.probes.concepts import CONCEPTS, AtlasSettings
 from webapp.probes.models import ConceptAtlas
 from workers import dispatch
 
@@ -24,7 +24,10 @@ TASK = "sightline.compute_concept_atlas"
 
 def atlas_settings() -> AtlasSettings:
     """The site's atlas (``SIGHTLINE_CONCEPT_POSITIONS`` positions per concept; tests make it small)."""
+    fens = getattr(settings, "SIGHTLINE_CONCEPT_FENS", None)
     return AtlasSettings(positions=getattr(settings, "SIGHTLINE_CONCEPT_POSITIONS", 2000),
+                         concepts=tuple(getattr(settings, "SIGHTLINE_CONCEPT_LIST", CONCEPTS)),
+                         fens=None if fens is None else tuple(fens),
                          components=getattr(settings, "SIGHTLINE_CONCEPT_COMPONENTS", 256),
                          bootstrap=getattr(settings, "SIGHTLINE_CONCEPT_BOOTSTRAP", 200))
 
