@@ -93,6 +93,7 @@ def atlas(adapter, untrained, settings: AtlasSettings, progress: Callable[[int, 
     for name in settings.concepts:
         if name in result["concepts"]:
             out["concepts"][name] = result["concepts"][name]
+    out["concepts"] = {name: out["concepts"][name] for name in settings.concepts if name in out["concepts"]}
     counter("stored")
     return out
 

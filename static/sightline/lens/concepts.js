@@ -80,7 +80,7 @@ export class Concepts {
         return `<td class="concept-cell${best}" data-concept="${escapeHtml(c.name)}" data-point="${k}" style="background:${shade(t)}" title="${escapeHtml(c.name)} at ${escapeHtml(points[k])}: ${v.toFixed(3)}">${c.kind === "regression" ? v.toFixed(1) : ""}</td>`;
       }).join("");
       const label = c.kind === "square" ? "" : c.label === null ? "–" : Number(c.label).toFixed(c.kind === "binary" ? 0 : 1);
-      return `<tr title="${escapeHtml(c.about)}"><th>${escapeHtml(c.name)}</th>${cells}<td class="small">${label}</td></tr>`;
+      return `<tr data-concept="${escapeHtml(c.name)}" title="${escapeHtml(c.about)}"><th>${escapeHtml(c.name)}</th>${cells}<td class="small">${label}</td></tr>`;
     }).join("");
     $("concepts-strip").innerHTML = `<table class="concepts-strip"><thead><tr><th></th>${head}<th>true</th></tr></thead><tbody>${rows}</tbody></table>`;
     for (const cell of $("concepts-strip").querySelectorAll("td.concept-cell")) {
