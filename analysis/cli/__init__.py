@@ -18,6 +18,7 @@ COMMAND_MODULES = [
     "model_cmds",
     "heads_cmd",
     "lens_cmd",
+    "probe_cmd",
     "data_cmds",
     "corpus_cmds",
     "train_cmd",

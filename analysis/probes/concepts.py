@@ -218,11 +218,13 @@ def pin(board):
 
 @register("piece_on_square", "square")
 def piece_on_square(board):
-    """The sanity concept: per real square, a piece of the mover's own stands there (every square
-    is a candidate). The information is in every network's input, so its first readout point
-    must read it near perfectly, trained or not, Black to move included."""
-    own = board.occupied_co[board.turn]
-    return np.array([(own >> s) & 1 for s in range(64)], dtype=np.float32)
+    """The sanity concept: per real square, some piece (of either colour) stands there; every
+    square is a candidate. Colour-blind on purpose: whose piece it is is the mover's frame in lc0's
+    planes but an absolute letter in ChessBench's FEN tokens, so only a colour-blind occupancy is
+    in every family's input at the square itself. The first readout point must read it near
+    perfectly, trained or not, Black to move included (a mirrored view reads the wrong rank)."""
+    occupied = board.occupied
+    return np.array([(occupied >> s) & 1 for s in range(64)], dtype=np.float32)
 
 
 # --- the engine lane (Stockfish at ENGINE_NODES nodes) -------------------------------------------

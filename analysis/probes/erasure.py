@@ -6,7 +6,9 @@ probe beats a constant) fitted on the training split, in the space the probe rea
 concept's per-square C-vector (the same edit on all 64 squares), a position-level concept's PCA
 features (lifted back to the flattened stream as x + (erase(z) - z) V). A fresh probe is then
 trained on the erased training rows and scored on the erased test rows; while its AUROC is above
-0.6 (``TARGET``) the erasure is repeated on the erased features (at most ``rounds`` times), each
+0.6 (``TARGET``). On small sets the fresh probe can score below 0.5: it fits what noise the
+training rows keep, which the test rows hold with the opposite sign; ``probe_after`` is reported as
+it is, so a figure well under 0.5 says the set was too small to erase cleanly the erasure is repeated on the erased features (at most ``rounds`` times), each
 round removing one more direction. The random baseline removes the same number of random
 directions of that space (orthogonal projections about the training mean), ``draws`` times, drawn
 with the study's seed; its figure is the median over the draws.

@@ -153,7 +153,7 @@ def build(concepts: Sequence[Concept], config: PositionConfig, fens: Sequence[st
                          f"at least {2 * MIN_PER_CLASS} (then {MIN_PER_CLASS} per class)")
     if any(c.engine for c in concepts) and engine is None:
         raise ValueError("the engine concepts need Stockfish, which is not installed")
-    fens = pool(config) if fens is None else list(fens)
+    fens = pool(config) if fens is None else list(dict.fromkeys(fens))
     picked = {c.name: ([], []) for c in concepts}  # name -> (fen indices, labels)
     for i, fen in enumerate(fens):
         open_ = [c for c in concepts if _wants(c, picked[c.name], config.positions)]

@@ -160,7 +160,11 @@ def test_the_schema_is_served(client):
                           ("/api/jobs/{job_id}/nodes/{node_id}/lens/neuron/", "get"),
                           ("/api/jobs/{job_id}/nodes/{node_id}/lens/carriers/", "get"),
                           ("/api/jobs/{job_id}/nodes/{node_id}/lens/where-else/", "get"),
-                          ("/api/jobs/{job_id}/nodes/{node_id}/lens/where-else/", "post")}
+                          ("/api/jobs/{job_id}/nodes/{node_id}/lens/where-else/", "post"),
+                          ("/api/studies/", "post"), ("/api/studies/{study_id}/", "get"),
+                          ("/api/studies/{study_id}/items/", "get"), ("/api/studies/{study_id}/cancel/", "post"),
+                          ("/api/studies/{study_id}/export.{kind}", "get"),
+                          ("/api/studies/{study_id}/figures/{name}.{kind}", "get")}
 
 
 def test_an_accepted_submission_is_sent_to_the_in_memory_broker(transactional_db, memory_broker, material_network,

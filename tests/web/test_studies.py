@@ -55,8 +55,10 @@ def submit(client, data, token, content_type="application/json"):
 
 @pytest.mark.parametrize("change, status, words", [
     ({"positions": {"kind": "epd", "text": "x"}}, 400, "kind"),
-    ({"positions": {"kind": "csv"}}, 400, "need a text"),
-    ({"positions": {"kind": "puzzles"}}, 400, "need a name"),
+    ({"positions": {"kind": "csv"}}, 422, "need a text"),
+    ({"positions": {"kind": "csv", "text": "  "}}, 422, "need a text"),
+    ({"positions": {"kind": "csv", "text": ""}}, 400, "positions.text"),
+    ({"positions": {"kind": "puzzles"}}, 422, "need the shipped set's name"),
     ({"seed": -1}, 400, "seed"),
     ({"seed": "one"}, 400, "seed"),
     ({"limit": 0}, 400, "limit"),

@@ -6,7 +6,7 @@ the studies' limits 429; the queue down 503. A refusal saves nothing."""
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import JSONParser
 from rest_framework.permissions import IsAuthenticated
@@ -25,25 +25,18 @@ from webapp.studies.submit import StudyRequest, may_cancel, start
 MAX_SEED = 2**31 - 1
 
 
-class Positions(serializers.Serializer):
+class StudyPositions(serializers.Serializer):
     kind = serializers.ChoiceField(choices=KINDS, help_text="puzzles: a shipped set by `name`; csv (a Lichess "
                                    "puzzle CSV), pgn (every position of its games), fens (one a line): `text`.")
-    name = serializers.CharField(required=False, max_length=100, help_text="The shipped set (kind puzzles).")
-    text = serializers.CharField(required=False, max_length=MAX_SOURCE_BYTES, trim_whitespace=False,
+    name = serializers.CharField(required=False, min_length=1, max_length=100, help_text="The shipped set (kind puzzles).")
+    text = serializers.CharField(required=False, min_length=1, max_length=MAX_SOURCE_BYTES, trim_whitespace=False,
                                  help_text="The positions' text (kinds csv, pgn, fens).")
 
-    def validate(self, attrs):
-        if attrs["kind"] == "puzzles" and not attrs.get("name"):
-            raise serializers.ValidationError("positions of kind puzzles need a name.")
-        if attrs["kind"] != "puzzles" and not (attrs.get("text") or "").strip():
-            raise serializers.ValidationError(f"positions of kind {attrs['kind']} need a text.")
-        return attrs
 
-
-class Submission(serializers.Serializer):
-    network = serializers.CharField(max_length=100, help_text="A network's name (GET /api/networks/).")
-    method = serializers.CharField(max_length=32, help_text="A study method (lookahead, forgotten, ...).")
-    positions = Positions()
+class StudySubmission(serializers.Serializer):
+    network = serializers.CharField(min_length=1, max_length=100, help_text="A network's name (GET /api/networks/).")
+    method = serializers.CharField(min_length=1, max_length=32, help_text="A study method (lookahead, forgotten, ...).")
+    positions = StudyPositions()
     settings = serializers.DictField(required=False, default=dict, help_text="The method's settings; a key it "
                                      "does not take is a 422.")
     seed = serializers.IntegerField(required=False, default=0, min_value=0, max_value=MAX_SEED)
@@ -82,14 +75,19 @@ class StudyItems(serializers.Serializer):
     items = serializers.ListField(child=serializers.DictField(), help_text="[{index, id, fen, result}] by index.")
 
 
-def _first_error(errors) -> str:
-    while isinstance(errors, dict):
-        key, errors = next(iter(errors.items()))
-        if isinstance(errors, list) and errors and not isinstance(errors[0], (dict, list)):
-            return f"{key}: {errors[0]}"
-    if isinstance(errors, list) and errors:
-        return str(errors[0])
-    return "The request is not valid."
+def flat_errors(errors, prefix: str = "") -> dict[str, list[str]]:
+    """A serializer's errors as {"positions.kind": [messages]}: the API's one error shape."""
+    if isinstance(errors, dict):
+        found: dict[str, list[str]] = {}
+        for key, value in errors.items():
+            found.update(flat_errors(value, f"{prefix}.{key}" if prefix else str(key)))
+        return found
+    if isinstance(errors, list) and all(not isinstance(e, (dict, list)) for e in errors):
+        return {prefix or "body": [str(e) for e in errors]}
+    found = {}
+    for i, value in enumerate(errors if isinstance(errors, list) else [errors]):
+        found.update(flat_errors(value, f"{prefix}[{i}]"))
+    return found
 
 
 def study_json(request, study: Study) -> dict:
@@ -111,7 +109,7 @@ class SubmitStudy(APIView):
     permission_classes = [IsAuthenticated]
     parser_classes = [CheckedJSONParser]
 
-    @extend_schema(operation_id="submit_study", request=Submission, description=(
+    @extend_schema(operation_id="submit_study", request=StudySubmission, description=(
         "Start a study: a method run over a position set on one network, in a worker of its own. JSON only. "
         "Needs a token or a signed-in session with its CSRF token. 201 with the study's state and links."),
         responses={201: StudyState,
@@ -130,9 +128,11 @@ class SubmitStudy(APIView):
         if not isinstance(request.data, dict):
             return Response({"error": "The JSON body must be an object: network, method, positions, ..."},
                             status=400)
-        submission = Submission(data=request.data)
+        submission = StudySubmission(data=request.data)
         if not submission.is_valid():
-            return Response({"error": _first_error(submission.errors), "errors": submission.errors}, status=400)
+            errors = flat_errors(submission.errors)
+            field, messages = next(iter(errors.items()))
+            return Response({"error": f"{field}: {messages[0]}", "errors": errors}, status=400)
         try:
             study = start(request._request, submission.request())
         except Refused as refused:
@@ -181,12 +181,13 @@ class CancelStudy(APIView):
         return Response(study_json(request, study))
 
 
-EXPORT = {200: OpenApiResponse(description="The file."), 404: NOT_FOUND,
+EXPORT = {200: OpenApiResponse(description="The file."), 404: schema.error("No such study, figure or kind."),
           409: schema.error("The study is not done yet.")}
 
 
 class StudyExport(OpenRead):
     @extend_schema(operation_id="export_study", responses=EXPORT,
+                   parameters=[OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=["json", "csv"])],
                    description="The whole result: JSON (run_study's answer) or CSV (one row per position).")
     def get(self, request, study_id: str, kind: str):
         return views.export_response(views.study_or_404(study_id), kind)
@@ -194,6 +195,7 @@ class StudyExport(OpenRead):
 
 class StudyFigure(OpenRead):
     @extend_schema(operation_id="read_study_figure", responses=EXPORT,
+                   parameters=[OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=["png", "svg"])],
                    description="One of the summary's figures as PNG or SVG (its `name` from `summary.figures`).")
     def get(self, request, study_id: str, name: str, kind: str):
         return views.export_response(views.study_or_404(study_id), kind, name)

@@ -1,6 +1,6 @@
 """The studies' API routes, under ``/api/`` (``webapp.api.urls``)."""
 
-from django.urls import path, re_path
+from django.urls import path
 
 from webapp.studies import api
 
@@ -9,8 +9,6 @@ urlpatterns = [
     path("studies/<str:study_id>/", api.StudyDetail.as_view(), name="api_study"),
     path("studies/<str:study_id>/items/", api.StudyItemList.as_view(), name="api_study_items"),
     path("studies/<str:study_id>/cancel/", api.CancelStudy.as_view(), name="api_study_cancel"),
-    re_path(r"^studies/(?P<study_id>[^/]+)/export\.(?P<kind>json|csv)$", api.StudyExport.as_view(),
-            name="api_study_export"),
-    re_path(r"^studies/(?P<study_id>[^/]+)/figures/(?P<name>[\w-]+)\.(?P<kind>png|svg)$", api.StudyFigure.as_view(),
-            name="api_study_figure"),
+    path("studies/<str:study_id>/export.<str:kind>", api.StudyExport.as_view(), name="api_study_export"),
+    path("studies/<str:study_id>/figures/<str:name>.<str:kind>", api.StudyFigure.as_view(), name="api_study_figure"),
 ]

@@ -31,6 +31,14 @@ class Source:
     text: str = ""
     limit: int | None = None
 
+    def missing(self) -> str:
+        """What the source lacks to be read ("" when nothing): a shipped set's name, or a text."""
+        if self.kind == "puzzles" and not self.name:
+            return "Positions of kind puzzles need the shipped set's name."
+        if self.kind != "puzzles" and not self.text.strip():
+            return f"Positions of kind {self.kind} need a text (paste it, or upload a file)."
+        return ""
+
     def library(self):
         from analysis.studies import PositionSource
 

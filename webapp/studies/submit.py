@@ -49,6 +49,9 @@ def network_named(name: str, what: str = "network") -> Network:
 
 def checked(ask: StudyRequest) -> tuple[Network, Network | None, dict, list]:
     """(network, sparring network, settings, positions) when the study can run as asked; else ``Refused``."""
+    missing = ask.source.missing()
+    if missing:
+        raise Refused(missing, status=UNFIT)
     network = network_named(ask.network)
     sparring = network_named(ask.sparring, "sparring network") if ask.sparring else None
     if network.path is None:

@@ -121,6 +121,9 @@ def study_cancel(request: HttpRequest, study_id: str) -> HttpResponse:
 
 def export_response(study: Study, kind: str, figure: str | None = None) -> HttpResponse:
     """A finished study's export: JSON, CSV, or a figure as PNG or SVG (409 before it is done)."""
+    if kind not in (("png", "svg") if figure is not None else ("json", "csv")):
+        return JsonResponse({"error": f"No export as {kind!r}: " + ("png or svg." if figure else "json or csv.")},
+                            status=404)
     if study.status != Study.Status.DONE:
         return JsonResponse({"error": f"The study is {study.status}; its exports come once it is done."},
                             status=409)
