@@ -107,7 +107,8 @@ def test_position_scores_refusals(client, tiny_network, material_network, small)
     url = f"/api/networks/{tiny_network.name}/concepts/position/"
     assert client.get(url).status_code == 400
     assert client.get(url, {"fen": "x" * 101}).status_code == 400
-    assert client.post(url, {"fen": chess.STARTING_FEN, "more": 1}, content_type="application/json").status_code == 400
+    assert client.post(url, {"fen": " "}, content_type="application/json").status_code == 400
+    assert client.post(url, ["x"], content_type="application/json").status_code == 400
     assert client.get("/api/networks/nope/concepts/position/", {"fen": chess.STARTING_FEN}).status_code == 404
     assert client.get("/api/networks/material/concepts/position/", {"fen": chess.STARTING_FEN}).status_code == 422
     assert client.get(url, {"fen": "not a fen"}).status_code == 422

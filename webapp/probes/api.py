@@ -43,7 +43,7 @@ class AtlasPending(serializers.Serializer):
 
 
 class Fen(serializers.Serializer):
-    fen = serializers.CharField(max_length=MAX_FEN, help_text="The position (a legal FEN).")
+    fen = serializers.RegexField(r"\S", max_length=MAX_FEN, help_text="The position (a legal FEN).")
 
 
 class PositionAnswer(serializers.Serializer):
@@ -139,7 +139,8 @@ class PositionConcepts(OpenRead):
     parser_classes = [CheckedJSONParser]
 
     @extend_schema(operation_id="read_position_concepts", responses=POSITION_RESPONSES,
-                   parameters=[OpenApiParameter("fen", {"type": "string", "maxLength": MAX_FEN}, required=True),
+                   parameters=[OpenApiParameter("fen", {"type": "string", "maxLength": MAX_FEN, "pattern": r"\S"},
+                                                required=True),
                                RETRY],
                    description="Each concept's probe score at every readout point for one position (the "
                                "Concepts panel's strips and square maps), from the network's stored atlas.")
@@ -150,8 +151,8 @@ class PositionConcepts(OpenRead):
                    description="As GET, the FEN in a JSON body.")
     def post(self, request, name: str):
         body = request.data if isinstance(request.data, dict) else None
-        if body is None or set(body) - {"fen"}:
-            return _error("The body must be a JSON object with one key, fen.", 400)
+        if body is None:
+            return _error("The body must be a JSON object with a fen.", 400)
         return self.scores(request, name, body.get("fen"))
 
     def scores(self, request, name: str, fen) -> JsonResponse:
