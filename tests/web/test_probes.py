@@ -176,3 +176,16 @@ def test_panel_scores_equal_the_library_probe(client, atlas_network, sent, small
             assert rows[name]["strip"][k] == pytest.approx(want, abs=2e-3 + 1e-3 * abs(want))
             compared += 1
     assert compared >= 2 * len(acts.points)
+
+
+def test_the_page_lines_up_other_networks_atlases(client, atlas_network):
+    """A second network's ready atlas (a copy of the first under another network: the lining-up is
+    what is tested) appears as a column, with the plain reading of the knowing side."""
+    row = ConceptAtlas.objects.get(network=atlas_network)
+    other = Network.objects.get(pk=atlas_network.pk)
+    other.pk, other.name, other.checksum, other.is_default = None, "cf-tiny-copy", "0" * 64, False
+    other.save()
+    ConceptAtlas.objects.create(network=other, status=ConceptAtlas.Status.READY, data=row.data)
+    page = client.get(f"/networks/{atlas_network.name}/concepts/", {"compare": "cf-tiny-copy"}).content.decode()
+    assert 'id="concepts-compare"' in page and "<th>cf-tiny-copy</th>" in page
+    assert 'id="concepts-reading"' in page and "knowing is flat" in page  # the same atlas twice: every interval overlaps

@@ -28,6 +28,21 @@ def comparison(row: ConceptAtlas, names: list[str]) -> tuple[list[str], list[dic
     return [r.network.name for r in columns], rows
 
 
+def knowing_reading(names: list[str], rows: list[dict]) -> list[str]:
+    """The plain reading of the knowing side along the networks as lined up (``analysis.probes.doing``:
+    knowing is flat when every pair of best-score intervals overlaps); the doing side is the study's."""
+    from analysis.probes.doing import KNOWING, reading
+
+    know = {name: {} for name in names}
+    for row in rows:
+        if row["name"] not in KNOWING:
+            continue
+        for name, cell in zip(names, row["cells"]):
+            if cell and cell.get("trained"):
+                know[name][row["name"]] = cell["trained"]
+    return reading(names, know, {}) if len(names) > 1 else []
+
+
 @require_GET
 def concepts_page(request: HttpRequest, name: str) -> HttpResponse:
     network = network_or_404(name)
@@ -44,6 +59,7 @@ def concepts_page(request: HttpRequest, name: str) -> HttpResponse:
         asked = [n for value in request.GET.getlist("compare") for n in value.split(",") if n]
         names, rows = comparison(ready, asked)
         context.update(atlas=ready.data, rows=table(ready), compare_names=names, compare_rows=rows,
+                       reading=knowing_reading(names, rows),
                        others=[r.network.name for r in ConceptAtlas.objects.select_related("network").filter(
                            status=ConceptAtlas.Status.READY).exclude(network=network) if not is_stale(r)])
     return render(request, "probes/concepts.html", context)
