@@ -80,6 +80,7 @@ INSTALLED_APPS = [
     "webapp.lens",
     "webapp.lc0compare",
     "webapp.studies",
+    "webapp.probes",
     "webapp.api",
 ]
 

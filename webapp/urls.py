@@ -9,6 +9,7 @@ urlpatterns = [
     path("", include("webapp.jobs.urls")),
     path("", include("webapp.lc0compare.urls")),
     path("networks/", include("webapp.networks.urls")),
+    path("networks/", include("webapp.probes.urls")),
     path("studies/", include("webapp.studies.urls")),
     path("api/", include("webapp.api.urls")),
     path("admin/", admin.site.urls),

@@ -164,7 +164,10 @@ def test_the_schema_is_served(client):
                           ("/api/studies/", "post"), ("/api/studies/{study_id}/", "get"),
                           ("/api/studies/{study_id}/items/", "get"), ("/api/studies/{study_id}/cancel/", "post"),
                           ("/api/studies/{study_id}/export.{kind}", "get"),
-                          ("/api/studies/{study_id}/figures/{name}.{kind}", "get")}
+                          ("/api/studies/{study_id}/figures/{name}.{kind}", "get"),
+                          ("/api/networks/{name}/concepts/", "get"), ("/api/networks/{name}/concepts/", "post"),
+                          ("/api/networks/{name}/concepts/position/", "get"),
+                          ("/api/networks/{name}/concepts/position/", "post")}
 
 
 def test_an_accepted_submission_is_sent_to_the_in_memory_broker(transactional_db, memory_broker, material_network,

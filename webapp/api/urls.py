@@ -20,4 +20,5 @@ urlpatterns = [
     path(POSITION, include("webapp.lens.api_urls")),
     path(POSITION, include("webapp.lc0compare.api_urls")),
     path("", include("webapp.studies.api_urls")),
+    path("", include("webapp.probes.api_urls")),
 ]

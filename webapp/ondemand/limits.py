@@ -91,4 +91,7 @@ LIMITS = {
     # Stockfish's nodes ("until stopped": the longest a search may run, webapp.jobs.engine_deeper).
     "engine": PendingLimit("deeper engine searches", "Stockfish node", seconds_per_unit=1e-6, per_client_s=60,
                            per_site_s=240, lost_after_s=_visibility_timeout()),
+    # One position's concept scores: one forward with every point captured, then the stored probes.
+    "probes": PendingLimit("concept scores", "position", seconds_per_unit=0.5, per_client_s=10, per_site_s=60,
+                           lost_after_s=_visibility_timeout()),
 }

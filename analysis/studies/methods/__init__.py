@@ -17,7 +17,7 @@ from analysis.studies.errors import StudyInputError
 from analysis.studies.positions import Item
 
 # Loaded on first lookup; a method in a module not listed here registers when its module is imported.
-METHOD_MODULES = ["forgotten", "lookahead", "probe", "heads"]
+METHOD_MODULES = ["forgotten", "lookahead", "probe", "heads", "knowing_doing"]
 
 _REGISTRY: dict[str, "StudyMethod"] = {}
 _loaded = False

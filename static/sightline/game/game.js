@@ -7,6 +7,7 @@
 // compare/. The page's entry point is pages/game.js.
 import { Disagreements } from "../compare/disagreements.js";
 import { GameReview } from "../compare/review.js";
+import { Concepts } from "../lens/concepts.js";
 import { Explorer } from "../lens/explorer.js";
 import { Lens } from "../lens/lens.js";
 import { DecisionTimeline } from "../lens/timeline.js";
@@ -23,7 +24,7 @@ import { connect } from "./socket.js";
 import { JobStatus, isFinished } from "./status.js";
 
 // The side column's tabs: [button, pane] by name.
-const TABS = { moves: ["tab-moves", "moves-pane"], explorer: ["explorer-open", "explorer"], lens: ["lens-open", "lens"], network: ["network-open", "network-panel"] };
+const TABS = { moves: ["tab-moves", "moves-pane"], explorer: ["explorer-open", "explorer"], lens: ["lens-open", "lens"], concepts: ["concepts-open", "concepts"], network: ["network-open", "network-panel"] };
 
 export class GamePage {
   constructor(page) {
@@ -47,6 +48,7 @@ export class GamePage {
     this.statusBar = new JobStatus(this);
     this.explorer = new Explorer(page, this);
     this.lens = new Lens(page, this);
+    this.concepts = new Concepts(page, this);
     this.disagreements = new Disagreements(this);
     this.review = new GameReview(this);
     this.mergeSnapshot(page.snapshot);
@@ -210,6 +212,7 @@ export class GamePage {
     this.timeline.schedule();
     this.explorer.onNodeChange(id);
     this.lens.onNodeChange(id);
+    this.concepts.onNodeChange(id);
   }
 
   showTab(name) {
@@ -220,6 +223,7 @@ export class GamePage {
     }
     this.explorer.setOpen(name === "explorer");
     this.lens.setOpen(name === "lens");
+    this.concepts.setOpen(name === "concepts");
   }
 
   siblings(id) {
@@ -300,6 +304,7 @@ export class GamePage {
     click("tab-moves", () => this.showTab("moves"));
     click("network-open", () => this.showTab("network"));
     click("lens-open", () => this.showTab("lens"));
+    click("concepts-open", () => this.showTab("concepts"));
     if (this.page.network.has_attention) click("explorer-open", () => this.showTab("explorer"));
     // A copy opens at the position shown here.
     document.getElementById("fork-form")?.addEventListener("submit", () => { document.getElementById("fork-node").value = this.current; });
