@@ -104,7 +104,8 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,  # the schema describes the API, not itself
     "SCHEMA_PATH_PREFIX": "/api/",
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
-                             "webapp.api.schema.every_body_required"],
+                             "webapp.api.schema.every_body_required",
+                             "webapp.api.schema.text_holds_no_nul"],
     # /api/docs/ loads Swagger UI from the installed sidecar package: nothing fetched from elsewhere.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -307,3 +307,44 @@ def every_body_required(result: dict, generator, request, public) -> dict:
             if "requestBody" in operation:
                 operation["requestBody"]["required"] = True
     return result
+
+
+# DRF's text fields refuse a NUL character (a 400: the database could not store it), so the schema
+# says so: every plain text field of a request holds no NUL.
+NO_NUL = r"^[^\x00]*$"
+
+
+def _request_components(result: dict) -> set[str]:
+    """The component schemas a request body reaches, through $ref, allOf/oneOf/anyOf, items and properties."""
+    schemas = result.get("components", {}).get("schemas", {})
+    seen: set[str] = set()
+
+    def walk(node):
+        if isinstance(node, dict):
+            ref = node.get("$ref", "")
+            name = ref.rsplit("/", 1)[-1] if ref.startswith("#/components/schemas/") else None
+            if name and name not in seen:
+                seen.add(name)
+                walk(schemas.get(name))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            if isinstance(operation, dict):
+                walk(operation.get("requestBody", {}))
+    return seen
+
+
+def text_holds_no_nul(result: dict, generator, request, public) -> dict:
+    """drf-spectacular hook: each request component's text property without a pattern of its own
+    (or a format) gets ``NO_NUL``; those with a pattern exclude NUL in the pattern itself."""
+    schemas = result.get("components", {}).get("schemas", {})
+    for name in _request_components(result):
+        for prop in schemas.get(name, {}).get("properties", {}).values():
+            if prop.get("type") == "string" and "pattern" not in prop and "format" not in prop and "enum" not in prop:
+                prop["pattern"] = NO_NUL
+    return result

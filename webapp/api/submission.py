@@ -21,7 +21,7 @@ from webapp.jobs.forms import PGN_TOO_LARGE, AnalyseForm, engine_budget_allowed
 from webapp.jobs.gameinput import MAX_INPUT_BYTES
 from webapp.jobs.searches import SEARCHES
 
-GIVEN = r"\S"  # a field holding a non-space character counts as given (the form strips them)
+GIVEN = r"^[^\x00]*[^\s\x00][^\x00]*$"  # a non-space character counts as given (the form strips them); no NUL
 BUDGET_MIN = min(spec.budget_min for spec in SEARCHES.values())
 BUDGET_MAX = max(spec.budget_max for spec in SEARCHES.values())
 ENGINE_NODES_SCHEMA = {"oneOf": [{"type": "integer", "enum": [0]},
