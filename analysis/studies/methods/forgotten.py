@@ -31,6 +31,10 @@ class ForgottenSettings:
     margin: float = 0.05  # expected score (0..1) by which an earlier move must beat the final one
 
 
+RECOVERY_LABELS = {"removed": "the named late unit removed", "steered": "the named late unit steered (scale -1)",
+                   "control_removed": "control, a random late unit removed"}
+
+
 class Forgotten(StudyMethod):
     name = "forgotten"
     title = "Forgotten moves: a better move top at an earlier readout point, dropped at the output"
@@ -121,8 +125,8 @@ class Forgotten(StudyMethod):
         recovered = self._recovered(forgotten)
         for kind, row in recovered.items():
             if kind != "reason":
-                table += [{"measure": f"recovered by {how} ({kind})", "share": row[how]}
-                          for how in ("removed", "steered", "control_removed")]
+                table += [{"measure": f"recovered: {label} ({kind})", "share": row[how]}
+                          for how, label in RECOVERY_LABELS.items()]
         return {"table": table, "figures": [figure], "kept": len(kept), "forgotten": len(forgotten),
                 "points": readouts, "forgotten_ids": [r["id"] for r in forgotten],
                 "recovered": recovered}
