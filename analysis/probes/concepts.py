@@ -123,6 +123,11 @@ def mate_in_one_move(board: chess.Board) -> chess.Move | None:
     return None
 
 
+def _bits(mask: int) -> np.ndarray:
+    """A python-chess square set as a (64,) 0/1 label per real square."""
+    return np.array([(mask >> s) & 1 for s in range(64)], dtype=np.float32)
+
+
 def _material(board: chess.Board, color: chess.Color) -> int:
     return sum(VALUES[p.piece_type] for p in board.piece_map().values() if p.color == color and p.piece_type != chess.KING)
 
@@ -228,8 +233,26 @@ def piece_on_square(board):
     planes but an absolute letter in ChessBench's FEN tokens, so only a colour-blind occupancy is
     in every family's input at the square itself. The first readout point must read it near
     perfectly, trained or not, Black to move included (a mirrored view reads the wrong rank)."""
-    occupied = board.occupied
-    return np.array([(occupied >> s) & 1 for s in range(64)], dtype=np.float32)
+    return _bits(board.occupied)
+
+
+def _type_on_square(piece_type: chess.PieceType) -> Callable:
+    """The sanity concept for one piece type (a label function with its own docstring)."""
+    name = chess.piece_name(piece_type)
+
+    def fn(board):
+        return _bits(board.pieces_mask(piece_type, chess.WHITE) | board.pieces_mask(piece_type, chess.BLACK))
+    fn.__name__ = f"{name}_on_square"
+    fn.__doc__ = (f"The sanity concept by piece type: per real square, a {name} (of either colour) stands "
+                  "there; every square a candidate. Colour-blind for piece_on_square's reason; stronger than "
+                  "occupancy, since a probe must tell the types apart.")
+    return fn
+
+
+# One square concept per type (pawn_on_square ... king_on_square): a square concept's label is one
+# 0/1 per square, so the six types are six concepts, each scored on the squares where it occurs.
+for _type in chess.PIECE_TYPES:
+    register(f"{chess.piece_name(_type)}_on_square", "square")(_type_on_square(_type))
 
 
 # --- the engine lane (Stockfish at ENGINE_NODES nodes) -------------------------------------------
