@@ -92,13 +92,19 @@ study = Study.objects.create(network=network, method="lookahead", source_kind="f
 StudyItem.objects.create(study=study, index=0, result={"kept": True, "drop": 0.3})
 running = Study.objects.create(network=network, method="forgotten", source_kind="fens", status=Study.Status.RUNNING, total=4)
 ConceptAtlas.objects.create(network=network)
+from webapp.probes.atlas import VERSION
+ConceptAtlas.objects.create(network=Network.objects.get(name="net-chessformer"), status=ConceptAtlas.Status.READY,
+                            data={"version": VERSION, "stamp": "s0"})
+start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 client = Client(HTTP_HOST="127.0.0.1")
 urls = {"/studies/": 200, f"/studies/{study.pk}/": 200, f"/studies/{study.pk}/state/": 200,
         f"/studies/{running.pk}/state/": 202, f"/studies/{study.pk}/export.json": 200,
         f"/studies/{study.pk}/export.csv": 200, f"/api/studies/{study.pk}/": 200,
         f"/api/studies/{study.pk}/items/": 200, f"/api/studies/{study.pk}/export.json": 200,
         f"/api/studies/{study.pk}/export.csv": 200, "/networks/net-lc0-attention/concepts/": 200,
-        "/networks/net-giraffe/concepts/": 200, "/api/networks/net-lc0-attention/concepts/": 202}
+        "/networks/net-giraffe/concepts/": 200, "/api/networks/net-lc0-attention/concepts/": 202,
+        f"/api/networks/net-lc0-attention/concepts/position/?fen={start}": 409,  # the Concepts panel, no atlas yet
+        f"/api/networks/net-chessformer/concepts/position/?fen={start}": 503}  # queued, and no broker here
 for url, expected in urls.items():
     status = client.get(url).status_code
     print(url, status)
