@@ -93,6 +93,7 @@ StudyItem.objects.create(study=study, index=0, result={"kept": True, "drop": 0.3
 running = Study.objects.create(network=network, method="forgotten", source_kind="fens", status=Study.Status.RUNNING, total=4)
 ConceptAtlas.objects.create(network=network)
 from webapp.probes.atlas import VERSION
+Network.objects.filter(name="net-chessformer").update(input_encoding="lc0/INPUT_CLASSICAL_112_PLANE")
 ConceptAtlas.objects.create(network=Network.objects.get(name="net-chessformer"), status=ConceptAtlas.Status.READY,
                             data={"version": VERSION, "stamp": "s0"})
 start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
