@@ -73,3 +73,64 @@ def test_the_pages_that_name_networks_read_their_families_without_torch(tmp_path
     env.pop("DATABASE_URL", None)
     done = subprocess.run([sys.executable, "-c", PAGES], cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0 and "pages ok" in done.stdout, done.stdout + done.stderr[-3000:]
+
+
+LAB = PAGES.split("from django.test import Client")[0].replace(
+    'capabilities={"policy": True',
+    'lens_description={"version": 2, "family": family, "readouts": ["embedding", "layer 0"], "unavailable": '
+    '{"head_patch": "no heads"} if family == "giraffe" else {}}, file=f"networks/{family}.safetensors", '
+    'capabilities={"policy": True') + """
+from django.test import Client
+from webapp.studies.models import Study, StudyItem
+from webapp.probes.models import ConceptAtlas
+network = Network.objects.get(name="net-lc0-attention")
+figure = {"name": "drops", "title": "Drops", "x": ["embedding", "layer 0"], "ylabel": "drop",
+          "series": [{"label": "1st-move target", "y": [0.1, 0.3], "low": [0.0, 0.2], "high": [0.2, 0.4]}]}
+study = Study.objects.create(network=network, method="lookahead", source_kind="fens", source_text="8/8/8/8/8/8/8/K6k w - - 0 1",
+                             positions=[["0", "8/8/8/8/8/8/8/K6k w - - 0 1"]], status=Study.Status.DONE, done=1, total=1,
+                             result={"summary": {"table": [{"point": "layer 0", "drop": [0.3, 0.2, 0.4]}], "figures": [figure]}})
+StudyItem.objects.create(study=study, index=0, result={"kept": True, "drop": 0.3})
+running = Study.objects.create(network=network, method="forgotten", source_kind="fens", status=Study.Status.RUNNING, total=4)
+ConceptAtlas.objects.create(network=network)
+from webapp.probes.atlas import VERSION
+Network.objects.filter(name="net-chessformer").update(input_encoding="lc0/INPUT_CLASSICAL_112_PLANE")
+ConceptAtlas.objects.create(network=Network.objects.get(name="net-chessformer"), status=ConceptAtlas.Status.READY,
+                            data={"version": VERSION, "stamp": "s0"})
+start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+client = Client(HTTP_HOST="127.0.0.1")
+urls = {"/studies/": 200, f"/studies/{study.pk}/": 200, f"/studies/{study.pk}/state/": 200,
+        f"/studies/{running.pk}/state/": 202, f"/studies/{study.pk}/export.json": 200,
+        f"/studies/{study.pk}/export.csv": 200, f"/api/studies/{study.pk}/": 200,
+        f"/api/studies/{study.pk}/items/": 200, f"/api/studies/{study.pk}/export.json": 200,
+        f"/api/studies/{study.pk}/export.csv": 200, "/networks/net-lc0-attention/concepts/": 200,
+        "/networks/net-giraffe/concepts/": 200, "/api/networks/net-lc0-attention/concepts/": 202,
+        f"/api/networks/net-lc0-attention/concepts/position/?fen={start}": 409,  # the Concepts panel, no atlas yet
+        f"/api/networks/net-chessformer/concepts/position/?fen={start}": 503}  # queued, and no broker here
+for url, expected in urls.items():
+    status = client.get(url).status_code
+    print(url, status)
+    assert status == expected, (url, status)
+page = client.get("/studies/").content.decode()
+assert "no heads" in page, "the heads method's why-not, read from the stored description"
+for method, settings, expected in [("knowing_doing", '{"astrology": 1}', "has no setting"),
+                                   ("heads", "{}", "no heads"), ("lookahead", "{}", "sparring"),
+                                   ("knowing_doing", "{}", "queue")]:  # valid, read, then no broker here
+    answer = client.post("/studies/", {"network": "net-giraffe" if method == "heads" else "net-lc0-attention",
+                                       "method": method, "kind": "fens", "text": "8/8/8/8/8/8/8/K6k w - - 0 1",
+                                       "limit": 5, "seed": 0, "settings": settings})
+    print("POST", method, answer.status_code)
+    body = answer.content.decode()
+    assert answer.status_code in (400, 422, 503) and expected in body, (method, body[body.find("<form"):][:1500])
+print("lab ok")
+"""
+
+
+def test_the_studies_and_concepts_pages_and_their_api_serve_without_torch(tmp_path):
+    """The lab's list (every method's why-not per network, from the stored lens descriptions), a
+    study's page, its state, its JSON and CSV exports, the same through the API, a submission refused
+    for its settings, its network or its missing sparring net, and the concept atlas's page and API:
+    none loads torch (``analysis.studies.catalogue``; ``run_study`` and the methods load in the worker)."""
+    env = {**os.environ, "SIGHTLINE_VAR_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "webapp.settings"}
+    env.pop("DATABASE_URL", None)
+    done = subprocess.run([sys.executable, "-c", LAB], cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0 and "lab ok" in done.stdout, done.stdout + done.stderr[-3000:]

@@ -14,6 +14,11 @@ from typing import TYPE_CHECKING
 
 from analysis.lens import LensUnavailable
 
+# Raised when a description learns something older ones lack (2: the patching capabilities ``patch``,
+# ``head_patch``, ``attention_zero``): a stored one of an older version is stale, described again
+# (webapp/networks/migrations/0008, and serve's registration of the shipped networks).
+VERSION = 2
+
 if TYPE_CHECKING:
     import torch
 
@@ -51,12 +56,17 @@ class LensDescription:
     def to_json(self) -> dict:
         """The JSON the site answers ``GET .../lens/`` with and stores on the network's row."""
         if "lens" in self.unavailable:
-            return {"unavailable": dict(self.unavailable)}
-        return {"family": self.family, "readouts": list(self.readouts),
+            return {"unavailable": dict(self.unavailable), "version": VERSION}
+        return {"version": VERSION, "family": self.family, "readouts": list(self.readouts),
                 "units": {name: {"layers": u.layers, "per_layer": u.per_layer, "what": u.what}
                           for name, u in self.units.items()},
                 "neurons": {name: {"squares": squares} for name, squares in self.neurons.items()},
                 "unavailable": dict(self.unavailable), "norms": self.norms}
+
+    @staticmethod
+    def is_current(data: dict | None) -> bool:
+        """Whether a stored description (``to_json``) was made by this version (one before has no ``version``)."""
+        return bool(data) and data.get("version", 1) >= VERSION
 
     @classmethod
     def from_json(cls, data: dict) -> "LensDescription":

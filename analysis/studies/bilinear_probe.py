@@ -21,26 +21,10 @@ import numpy as np
 import torch
 from scipy import stats
 
+from analysis.studies.settings import ProbeConfig  # torch-free: the site validates probe settings
+
 __all__ = ["BilinearProbe", "MoveProbeData", "ProbeConfig", "ProbeResult", "fit_square_probe",
            "probe_whole_move", "whole_move_accuracy"]
-
-
-@dataclass(frozen=True)
-class ProbeConfig:
-    """The paper's settings: rank 32, Adam at lr 1e-2, 5 epochs of batches of 64, a 70/30 split, 5 seeds."""
-
-    rank: int = 32
-    lr: float = 1e-2
-    epochs: int = 5
-    batch: int = 64
-    train_share: float = 0.7
-    seeds: int = 5
-
-    def __post_init__(self):
-        if self.rank < 1 or self.epochs < 1 or self.batch < 1 or self.seeds < 1:
-            raise ValueError("rank, epochs, batch and seeds must each be at least 1")
-        if not 0.0 < self.train_share < 1.0:
-            raise ValueError(f"train_share must lie strictly between 0 and 1, not {self.train_share}")
 
 
 @dataclass

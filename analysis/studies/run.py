@@ -8,6 +8,7 @@ each ``on_item`` result, and a new worker passes them back as ``done``.
 from __future__ import annotations
 
 import functools
+import importlib
 import subprocess
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +22,9 @@ from analysis.studies.methods import StudyContext
 from analysis.studies.networks import load_network
 from analysis.studies.positions import Item, miner_for, read_positions
 from analysis.studies.spec import StudySpec, parse_settings
+
+# The "games" kind's miner registers at import: loaded here, so any method may read mined positions.
+importlib.import_module("analysis.studies.mining")
 
 # The version a study records where the checkout has no git (a wheel, a copied tree).
 VERSION = "0.38"

@@ -18,7 +18,7 @@ from django.db import transaction
 
 from analysis.checkpoint import CheckpointError, file_sha256, load_checkpoint
 from analysis.evaluator import MaterialEvaluator
-from analysis.lens.description import describe_model
+from analysis.lens.description import LensDescription, describe_model
 from analysis.models.inference import TorchEvaluator
 from analysis.models import get_family, importer_for
 from analysis.checkpoint.probe import probe_network
@@ -147,9 +147,10 @@ def _copy_file(network: Network, path: Path) -> None:
 
 def already_checked(network: Network) -> bool:
     """Whether this row holds a finished check of its file: ready, with the facts this version records
-    (its forward pass timed), and the site's copy of the file still there."""
+    (its forward pass timed, its lens described by this version), and the site's copy of the file still there."""
     return (network.kind == Network.Kind.CHECKPOINT and network.status == Network.Status.READY
-            and FORWARD_KEY in (network.metrics or {}) and network.path is not None and network.path.is_file())
+            and FORWARD_KEY in (network.metrics or {}) and LensDescription.is_current(network.lens_description)
+            and network.path is not None and network.path.is_file())
 
 
 def check_network(network_id: int) -> str:

@@ -33,18 +33,13 @@ def atlas_settings() -> AtlasSettings:
 
 
 def why_not(network: Network) -> str:
-    """Why ``network`` can have no concept atlas ("" when it can): probes read readout points."""
-    from analysis.models import get_family
+    """Why ``network`` can have no concept atlas ("" when it can): probes read readout points. Read
+    from the network's stored lens description (the web process loads no family's model code)."""
+    from analysis.lens.description import LensDescription
 
     if network.kind != Network.Kind.CHECKPOINT:
         return f"{network.name} is not a neural network with readout points, so there is nothing to probe."
-    try:
-        family = get_family(network.family)
-    except (KeyError, ValueError) as exc:
-        return f"{network.name}'s family is unknown here: {exc}"
-    if family.lens is None:
-        return family.no_lens_reason or f"the {family.name} family has no readout points yet"
-    return ""
+    return LensDescription.from_json(network.lens_description or {}).why_not("lens") or ""
 
 
 def is_stale(row: ConceptAtlas | None) -> bool:

@@ -1,7 +1,8 @@
 """The one place the site calls ``analysis.studies`` (spec B of issue 38): positions, methods, a run
-and the exports, each imported inside its function. The web process checks a submission with them;
-``analysis.studies`` imports torch with its package (``run_study``'s module), so a web process pays
-that on its first study request, never at its start (tests/test_web_process_imports.py)."""
+and the exports, each imported inside its function. The web process checks a submission with the
+torch-free parts (``analysis.studies.catalogue``: each method's title, settings and why not); only
+``run`` loads ``run_study`` and the methods, which import torch, and only the worker calls it
+(tests/test_web_process_imports.py)."""
 
 from __future__ import annotations
 
@@ -67,18 +68,19 @@ def read_items(source: Source) -> list:
 
 
 def method_choices() -> list[tuple[str, str]]:
-    """(name, title) of every registered study method."""
-    from analysis.studies import methods
+    """(name, title) of every study method."""
+    from analysis.studies import catalogue
 
-    return [(name, getattr(methods.get(name), "title", name)) for name in methods.names()]
+    return [(name, catalogue.get_about(name).title) for name in catalogue.names()]
 
 
 def method(name: str):
-    from analysis.studies import methods
+    """The method's ``MethodAbout`` (``analysis.studies.catalogue``); an unknown name: ``StudyInput``."""
+    from analysis.studies import catalogue
 
-    if name not in methods.names():
-        raise StudyInput(f"Unknown method {name!r}; the methods are {', '.join(methods.names())}.")
-    return methods.get(name)
+    if name not in catalogue.names():
+        raise StudyInput(f"Unknown method {name!r}; the methods are {', '.join(catalogue.names())}.")
+    return catalogue.get_about(name)
 
 
 def parse_settings(name: str, settings: Mapping[str, Any]) -> dict:
@@ -95,20 +97,13 @@ def parse_settings(name: str, settings: Mapping[str, Any]) -> dict:
 
 def takes_sparring(name: str) -> bool:
     """Whether the method plays a second, weaker network (a ``sparring`` setting: lookahead's)."""
-    import dataclasses
-
-    return "sparring" in {f.name for f in dataclasses.fields(method(name).settings)}
+    return method(name).takes_sparring
 
 
 def why_not(name: str, description) -> str | None:
     """Why the method does not apply to a network, read from its stored lens description (the web
     process loads no checkpoint; the worker asks the real adapter again before it runs)."""
-    if description.why_not("lens"):
-        return description.why_not("lens")
-    try:
-        return method(name).why_not(description)
-    except (AttributeError, TypeError):  # the method needs the live adapter: the worker will say
-        return None
+    return description.why_not("lens") or method(name).why_not(description)
 
 
 def run(spec_fields: dict, *, done: Mapping[int, dict], on_item: Callable, on_progress: Callable,

@@ -20,30 +20,21 @@ Layers and heads count from 0 (``L0 H0``, docs/lens.md#words).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import chess
 import numpy as np
 import torch
 
 from analysis.heads.patterns import MOVEMENT, PIECE_NAMES
 from analysis.studies import stats
+from analysis.studies.catalogue import get_about
 from analysis.studies.errors import StudyInputError
-from analysis.studies.lookahead_set import REASONS, PuzzleRules, build, from_fen
+from analysis.studies.lookahead_set import REASONS, build, from_fen
 from analysis.studies.methods import StudyContext, StudyMethod, register
 from analysis.studies.methods.lookahead import rules_of
 from analysis.studies.networks import load_network
 from analysis.studies.positions import Item
 
 PIECE_GROUPS = ("main", "other", "random")
-
-
-@dataclass(frozen=True)
-class HeadsSettings(PuzzleRules):  # the look-ahead set's rules, as lookahead takes them
-    sparring: str | None = None  # the weaker net the look-ahead set is built with (required)
-    threshold: float = 1.5  # log-odds drop that counts as a hit in the single-entry test (the paper's)
-    atlas_positions: int = 256  # the head atlas's sample, for the piece-movement heads
-    top: int = 3  # heads listed from the head-patching ranking
 
 
 def head_name(layer: int, head: int) -> str:
@@ -72,16 +63,16 @@ def third_piece(fen: str, first: str, reply: str, third: str) -> str:
     return f"{PIECE_NAMES[piece.piece_type]}-moves"
 
 
+ABOUT = get_about("heads")  # title, settings, why_not: torch-free, for the site
+
+
 class Heads(StudyMethod):
     name = "heads"
-    title = "Look-ahead heads: head patching, the single attention entry, piece-movement heads (Jenner et al. 2024)"
-    settings = HeadsSettings
+    title = ABOUT.title
+    settings = ABOUT.settings
 
     def why_not(self, adapter) -> str | None:
-        for capability in ("policy", "head_patch", "attention_zero"):
-            if adapter.why_not(capability):
-                return adapter.why_not(capability)
-        return None
+        return ABOUT.why_not(adapter)
 
     def prepare(self, context: StudyContext) -> None:
         from analysis.heads.atlas import AtlasConfig, compute_atlas

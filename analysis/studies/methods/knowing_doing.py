@@ -13,13 +13,12 @@ A concept whose positions cannot make a balanced set says so instead of a number
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import chess
 import numpy as np
 
 from analysis.probes.concepts import en_prise_map, get_concept, mate_in_one_move
 from analysis.studies import stats
+from analysis.studies.catalogue import get_about
 from analysis.studies.methods import StudyContext, StudyMethod, register
 from analysis.studies.positions import Item
 
@@ -27,13 +26,6 @@ from analysis.studies.positions import Item
 FACTS = {"opp_en_prise": "captures an opponent piece that is en prise",
          "own_en_prise": "leaves none of its own pieces en prise",
          "mate_in_one": "plays the mate in one"}
-
-
-@dataclass(frozen=True)
-class KnowingDoingSettings:
-    positions: int = 400  # per concept's balanced probe set (train + validation + test)
-    components: int = 64  # PCA dimensions of a position-level probe's features
-    bootstrap: int = 200  # resamples for the probes' intervals
 
 
 def facts(board: chess.Board) -> dict:
@@ -55,13 +47,16 @@ def doing(board: chess.Board, move: chess.Move) -> dict:
             "mate_in_one": bool(after.is_checkmate()) if found["mate"] else None}
 
 
+ABOUT = get_about("knowing_doing")  # title, settings, why_not: torch-free, for the site
+
+
 class KnowingDoing(StudyMethod):
     name = "knowing_doing"
-    title = "Knowing vs doing: a probe's best AUROC for en prise and mate beside how often the top move acts on it"
-    settings = KnowingDoingSettings
+    title = ABOUT.title
+    settings = ABOUT.settings
 
     def why_not(self, adapter) -> str | None:
-        return adapter.why_not("policy")
+        return ABOUT.why_not(adapter)
 
     def measure(self, context: StudyContext, item: Item) -> dict:
         board = item.board()

@@ -14,25 +14,21 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-from dataclasses import dataclass
 
 import chess
 
 from analysis.studies import stats
+from analysis.studies.catalogue import get_about
 from analysis.studies.errors import StudyInputError
 from analysis.studies.lookahead_set import REASONS, PuzzleRules, build, from_fen
 from analysis.studies.methods import StudyContext, StudyMethod, register
 from analysis.studies.networks import load_network
 from analysis.studies.positions import Item
+from analysis.studies.settings import LookaheadSettings
 
 CURVES = ("first_target", "third_target", "corrupted", "other_max")
 LABELS = {"first_target": "1st-move target", "third_target": "3rd-move target", "corrupted": "corrupted squares",
           "other_max": "max over other squares"}
-
-
-@dataclass(frozen=True)
-class LookaheadSettings(PuzzleRules):
-    sparring: str | None = None  # the weaker net the puzzle set is built with (a name or a path)
 
 
 def rules_of(settings: LookaheadSettings) -> PuzzleRules:
@@ -66,13 +62,16 @@ def patch_curves(adapter, fen: str, corrupted_fen: str, move: chess.Move, first:
     return curves
 
 
+ABOUT = get_about("lookahead")  # title, settings, why_not: torch-free, for the site
+
+
 class Lookahead(StudyMethod):
     name = "lookahead"
-    title = "Look-ahead: residual patching of the 1st- and 3rd-move target squares (Jenner et al. 2024)"
-    settings = LookaheadSettings
+    title = ABOUT.title
+    settings = ABOUT.settings
 
     def why_not(self, adapter) -> str | None:
-        return adapter.why_not("policy") or adapter.why_not("patch")
+        return ABOUT.why_not(adapter)
 
     def prepare(self, context: StudyContext) -> None:
         if not context.settings.sparring:

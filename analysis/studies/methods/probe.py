@@ -15,57 +15,22 @@ streams are read and the probes trained in ``summarise``, since a probe learns f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import chess
 import torch
 
-from analysis.studies.bilinear_probe import MoveProbeData, ProbeConfig, probe_whole_move
+from analysis.studies.catalogue import get_about
+from analysis.studies.bilinear_probe import MoveProbeData, probe_whole_move
 from analysis.studies.errors import StudyInputError
-from analysis.studies.lookahead_set import PuzzleRules, build, correct, structural
+from analysis.studies.lookahead_set import build, correct, structural
 from analysis.studies.methods import StudyContext, StudyMethod, register
 from analysis.studies.methods.lookahead import rules_of
 from analysis.studies.mining import MiningConfig, game_positions, master_pgns, mine
 from analysis.studies.networks import load_network
 from analysis.studies.positions import Item
 
-RULES = ("auto", "kept", "correct", "line")
 RULE_NAMES = {"kept": "kept (the look-ahead set)", "correct": "structural + correct", "line": "structural only"}
 # Fewer positions than this and a 30% test split says nothing: the probe is not trained.
 MIN_POSITIONS = 20
-
-
-@dataclass(frozen=True)
-class ProbeSettings(PuzzleRules):  # the look-ahead set's rules, as lookahead takes them
-    sparring: str | None = None  # the weaker net the look-ahead set is built with (rule "kept")
-    rule: str = "auto"  # which puzzles: "kept", "correct", "line" (structural only: the item's own line); auto:
-    # "kept" with a sparring net, else "correct"
-    mined: int = 200  # master-game positions added (0: none; ignored when the positions are mined already)
-    rank: int = 32
-    lr: float = 1e-2
-    epochs: int = 5
-    batch: int = 64
-    train_share: float = 0.7
-    seeds: int = 5
-
-    def __post_init__(self):
-        if self.rule not in RULES:
-            raise StudyInputError(f"rule must be one of {', '.join(RULES)}, not {self.rule!r}")
-        if self.rule == "kept" and not self.sparring:
-            raise StudyInputError("rule kept needs a sparring network (--sparring NAME)")
-        if self.mined < 0:
-            raise StudyInputError(f"mined must be 0 or more, not {self.mined}")
-        try:
-            self.config()
-        except ValueError as exc:
-            raise StudyInputError(f"bad probe setting: {exc}") from None
-
-    def puzzle_rule(self) -> str:
-        return self.rule if self.rule != "auto" else "kept" if self.sparring else "correct"
-
-    def config(self) -> ProbeConfig:
-        return ProbeConfig(rank=self.rank, lr=self.lr, epochs=self.epochs, batch=self.batch,
-                           train_share=self.train_share, seeds=self.seeds)
 
 
 def untrained_copy(model: torch.nn.Module, seed: int) -> torch.nn.Module:
@@ -102,17 +67,16 @@ def streams(adapter, fens: list[str]) -> dict[str, torch.Tensor | None]:
     return {point: None if rows is None else torch.stack(rows) for point, rows in out.items()}
 
 
+ABOUT = get_about("probe")  # title, settings, why_not: torch-free, for the site
+
+
 class Probe(StudyMethod):
     name = "probe"
-    title = "Bilinear probe of the whole 3rd move per readout point, trained net against an untrained copy"
-    settings = ProbeSettings
+    title = ABOUT.title
+    settings = ABOUT.settings
 
     def why_not(self, adapter) -> str | None:
-        if adapter.why_not("policy"):
-            return adapter.why_not("policy")
-        if adapter.why_not("patch"):
-            return f"the probe reads each square's vector, and {adapter.why_not('patch')}"
-        return None
+        return ABOUT.why_not(adapter)
 
     def prepare(self, context: StudyContext) -> None:
         if context.settings.puzzle_rule() == "kept":
