@@ -27,7 +27,7 @@ def _fields(kind: type) -> list[tuple]:
 def test_each_method_s_title_and_settings_are_the_catalogue_s(name):
     method, about = methods.get(name), catalogue.get_about(name)
     assert method.title == about.title
-    assert _fields(method.settings) == _fields(about.settings)  # forgotten's is a copy: held equal here
+    assert _fields(method.settings) == _fields(about.settings)
     assert about.takes_sparring == ("sparring" in {f.name for f in dataclasses.fields(method.settings)})
 
 

@@ -86,7 +86,5 @@ class KnowingDoingSettings:
 
 @dataclass(frozen=True)
 class ForgottenSettings:
-    """A copy of ``methods.forgotten.ForgottenSettings`` (tests/test_studies_catalogue.py holds them equal)."""
-
     nodes: int = 20_000  # Stockfish's budget per position (fixed nodes: reproducible)
     margin: float = 0.05  # expected score (0..1) by which an earlier move must beat the final one

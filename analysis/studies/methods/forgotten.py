@@ -12,23 +12,18 @@ top move, against removing a random late unit of the same kind (seeded by item).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import chess
 
 from analysis.engines.reference import EngineFailure, ReferenceEngine
-from analysis.engines.stockfish import find_stockfish
 from analysis.lens.core import logit_lens
 from analysis.studies import recovery, stats
+from analysis.studies.catalogue import get_about
 from analysis.studies.errors import StudyInputError
 from analysis.studies.methods import StudyContext, StudyMethod, register
 from analysis.studies.positions import Item
 
 
-@dataclass(frozen=True)
-class ForgottenSettings:
-    nodes: int = 20_000  # Stockfish's budget per position (fixed nodes: reproducible)
-    margin: float = 0.05  # expected score (0..1) by which an earlier move must beat the final one
+ABOUT = get_about("forgotten")  # title, settings, why_not: torch-free, for the site
 
 
 RECOVERY_LABELS = {"removed": "the named late unit removed", "steered": "the named late unit steered (scale -1)",
@@ -37,15 +32,11 @@ RECOVERY_LABELS = {"removed": "the named late unit removed", "steered": "the nam
 
 class Forgotten(StudyMethod):
     name = "forgotten"
-    title = "Forgotten moves: a better move top at an earlier readout point, dropped at the output"
-    settings = ForgottenSettings
+    title = ABOUT.title
+    settings = ABOUT.settings
 
     def why_not(self, adapter) -> str | None:
-        if adapter.why_not("policy"):
-            return adapter.why_not("policy")
-        if find_stockfish() is None:
-            return "Stockfish is not installed here (apt-get install stockfish): it judges which move is better"
-        return None
+        return ABOUT.why_not(adapter)
 
     def prepare(self, context: StudyContext) -> None:
         engine = ReferenceEngine(nodes=context.settings.nodes)
