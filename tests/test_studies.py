@@ -123,7 +123,7 @@ def test_exports(tiny_checkpoint):
     result = run_study(_spec(tiny_checkpoint), threads=1)
     assert json.loads(export.to_json(result))["items"] == result["items"]
     rows = export.to_csv(result).splitlines()
-    assert len(rows) == 1 + len(result["items"]) and rows[0].startswith("index,id,kept")
+    assert len(rows) == 1 + len(result["items"]) and rows[0].startswith("index,id,fen,kept")
     assert export.figure_png(result, "forgotten_points")[:8] == b"\x89PNG\r\n\x1a\n"
     svg = export.figure_svg(result, "forgotten_points")
     assert svg.lstrip().startswith("<?xml") and "<svg" in svg

@@ -104,7 +104,7 @@ def run_study(spec: StudySpec, *, done: Mapping[int, dict] = {}, on_item: Callab
                         continue
                     if should_stop is not None and should_stop():
                         raise StudyStopped(f"stopped after {len(results)} of {len(items)} items")
-                    result = {"index": item.index, "id": item.id, **method.measure(context, item)}
+                    result = {"index": item.index, "id": item.id, "fen": item.fen, **method.measure(context, item)}
                     results[item.index] = result
                     if on_item:
                         on_item(item.index, result)

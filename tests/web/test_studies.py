@@ -15,7 +15,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from tests.conftest import require_stockfish
+from tests.conftest import ROOT, require_shared_data, require_stockfish
 from webapp.networks.models import Network
 from webapp.studies import runner
 from webapp.studies.models import Study, StudyItem
@@ -162,6 +162,22 @@ def test_a_study_runs_end_to_end_and_again_the_same_under_its_seed(client, token
     assert _result(client, again) == _result(client, study)
     page = client.get(f"/studies/{study.pk}/").content.decode()
     assert 'id="results-table"' in page and "<svg" in page and 'name="fen"' in page
+
+
+def test_positions_mined_from_the_master_games_are_read_in_the_worker(client, token, sent, stockfish, settings):
+    """The ``games`` source: nothing to paste, nothing counted at submission; the worker mines the
+    network's own confident lines from the master games, and the drill-down shows each mined position."""
+    from webapp.networks.registry import register_checkpoint
+
+    require_shared_data("pgn")
+    register_checkpoint(ROOT / "weights" / "maia-1100.safetensors", "maia-1100-test")
+    study = _run(client, token, sent, network="maia-1100-test", positions={"kind": "games"}, limit=2)
+    assert study.positions == [] and study.source_label == "positions mined from the master games"
+    assert (study.done, study.total) == (2, 2)
+    items = client.get(f"/api/studies/{study.pk}/items/").json()["items"]
+    assert len(items) == 2 and all(item["fen"] and item["id"] for item in items)
+    page = client.get(f"/studies/{study.pk}/").content.decode()
+    assert items[0]["fen"] in page
 
 
 def test_lookahead_runs_with_its_sparring_net_named_by_the_site(client, token, tiny_network, sent):

@@ -153,13 +153,10 @@ class StudyItemList(OpenRead):
                    description="Every position measured so far, with its result.")
     def get(self, request, study_id: str):
         study = views.study_or_404(study_id)
-        items = [{"index": i.index, "id": _pos(study, i.index)[0], "fen": _pos(study, i.index)[1], "result": i.result}
+        items = [{"index": i.index, "id": study.position(i.index, i.result)[0],
+                  "fen": study.position(i.index, i.result)[1], "result": i.result}
                  for i in StudyItem.objects.filter(study=study).order_by("index")]
         return Response({"items": items})
-
-
-def _pos(study: Study, index: int) -> tuple[str, str]:
-    return tuple(study.positions[index]) if index < len(study.positions) else ("", "")
 
 
 class CancelStudy(APIView):

@@ -11,7 +11,8 @@ from webapp.studies.submit import StudyRequest
 
 SOURCE_CHOICES = [("puzzles", "A shipped puzzle set"), ("csv", "A Lichess puzzle CSV (upload or paste)"),
                   ("pgn", "PGN (upload or paste): every position of its games"),
-                  ("fens", "FENs, one a line")]
+                  ("fens", "FENs, one a line"),
+                  ("games", "Mined from the master games: where the network's own line is confident for three plies")]
 assert [k for k, _ in SOURCE_CHOICES] == list(KINDS)
 
 

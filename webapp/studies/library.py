@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-# The kinds of position source a study may be given here ("games" are mined by a method itself).
-KINDS = ("puzzles", "csv", "pgn", "fens")
+# The kinds of position source a study may be given here ("games": mined from the master games by the
+# study's own network in the worker, so they are counted there, not at submission).
+KINDS = ("puzzles", "csv", "pgn", "fens", "games")
+MINED = "games"
 MAX_SOURCE_BYTES = 1_000_000  # an upload or a paste, whole: the home form's PGN bound
 MAX_LIMIT = 2000
 
@@ -36,7 +38,7 @@ class Source:
         """What the source lacks to be read ("" when nothing): a shipped set's name, or a text."""
         if self.kind == "puzzles" and not self.name:
             return "Positions of kind puzzles need the shipped set's name."
-        if self.kind != "puzzles" and not self.text.strip():
+        if self.kind not in ("puzzles", MINED) and not self.text.strip():
             return f"Positions of kind {self.kind} need a text (paste it, or upload a file)."
         return ""
 
@@ -45,6 +47,8 @@ class Source:
 
         if self.kind == "puzzles":
             return PositionSource("puzzles", path=self.name, limit=self.limit)
+        if self.kind == MINED:
+            return PositionSource(MINED, limit=self.limit)
         return PositionSource(self.kind, text=self.text, limit=self.limit)
 
 

@@ -74,10 +74,19 @@ class Study(models.Model):
     def finished(self) -> bool:
         return self.status in self.FINISHED
 
+    def position(self, index: int, result: dict) -> tuple[str, str]:
+        """(id, FEN) of item ``index``: from the set stored at submission, else from the item's own
+        result (positions mined in the worker carry theirs)."""
+        if index < len(self.positions):
+            return tuple(self.positions[index])
+        return str(result.get("id", "")), str(result.get("fen", ""))
+
     @property
     def source_label(self) -> str:
         if self.source_kind == "puzzles":
             return f"shipped set {self.source_name}"
+        if self.source_kind == "games":
+            return "positions mined from the master games"
         lines = self.source_text.count("\n") + 1 if self.source_text else 0
         return {"csv": "an uploaded puzzle CSV", "pgn": "pasted or uploaded PGN",
                 "fens": "a list of FENs"}.get(self.source_kind, self.source_kind) + f" ({lines} lines)"

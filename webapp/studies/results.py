@@ -53,7 +53,7 @@ def drill_down(study: Study) -> tuple[list[str], list[DrillRow]]:
         headers += [k for k, v in item.result.items() if _scalar(v) and k not in headers and k not in ("kept", "index", "id")]
     rows = []
     for item in items:
-        ident, fen = (study.positions[item.index] if item.index < len(study.positions) else ("", ""))
+        ident, fen = study.position(item.index, item.result)
         rows.append(DrillRow(item.index, ident, fen, item.result.get("kept", True) is not False,
                              [cell(item.result.get(k)) for k in headers]))
     return headers, rows

@@ -71,7 +71,7 @@ def checked(ask: StudyRequest) -> tuple[Network, Network | None, dict, list]:
             raise StudyInput(f"the {ask.method} method needs a sparring network: the weaker net that makes a "
                              f"puzzle hard")
         library.parse_settings(ask.method, settings)
-        items = library.read_items(ask.source)
+        items = [] if ask.source.kind == library.MINED else library.read_items(ask.source)
     except StudyInput as exc:
         raise Refused(sentence(exc.message), status=UNFIT) from None
     return network, sparring, settings, items

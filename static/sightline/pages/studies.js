@@ -18,7 +18,7 @@ function showWhyNot() {
 function showSource() {
   const kind = form.querySelector("input[name=kind]:checked")?.value || "puzzles";
   document.getElementById("source-puzzles").hidden = kind !== "puzzles";
-  document.getElementById("source-text").hidden = kind === "puzzles";
+  document.getElementById("source-text").hidden = kind === "puzzles" || kind === "games";
 }
 
 network.addEventListener("change", showWhyNot);
