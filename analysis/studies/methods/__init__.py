@@ -8,11 +8,13 @@ this package loads on first use, so a method is found by name without its caller
 from __future__ import annotations
 
 import importlib
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from analysis.studies.catalogue import MethodAbout, get_about
 from analysis.studies.errors import StudyInputError
 from analysis.studies.positions import Item
 
@@ -40,17 +42,28 @@ class StudyContext:
         return np.random.default_rng([self.spec.seed, item.index])
 
 
-class StudyMethod:
-    """One kind of measurement over a position set. ``settings``: a dataclass type (its fields are
-    the method's settings, with defaults)."""
+class StudyMethod(ABC):
+    """One kind of measurement over a position set. Its title, settings (a dataclass type: the
+    fields with their defaults) and why-not come from the torch-free catalogue entry of its ``name``
+    (``analysis.studies.catalogue``), which the site reads without loading the method."""
 
     name: str = ""
-    title: str = ""
-    settings: type = object
+
+    @property
+    def about(self) -> MethodAbout:
+        return get_about(self.name)
+
+    @property
+    def title(self) -> str:
+        return self.about.title
+
+    @property
+    def settings(self) -> type:
+        return self.about.settings
 
     def why_not(self, adapter) -> str | None:
         """None when the method applies to this network (its lens ``adapter``), else the sentence why not."""
-        return None
+        return self.about.why_not(adapter)
 
     def prepare(self, context: StudyContext) -> None:
         """Once per run, before any item (load a sparring net, start an engine): StudyInputError on bad input."""
@@ -58,14 +71,23 @@ class StudyMethod:
     def close(self, context: StudyContext) -> None:
         """Once per run, after the last item or on stopping (stop an engine)."""
 
+    def load_sparring(self, context: StudyContext) -> None:
+        """The settings' sparring network into ``context.state["sparring"]`` (StudyInputError without one)."""
+        from analysis.studies.networks import load_network  # torch: only when a run prepares
+
+        if not context.settings.sparring:
+            raise StudyInputError(f"the {self.name} method needs a sparring network (--sparring NAME): the weaker "
+                                  "net that makes a puzzle hard")
+        context.state["sparring"], _, _ = load_network(context.settings.sparring, device=str(context.evaluator.device))
+
+    @abstractmethod
     def measure(self, context: StudyContext, item: Item) -> dict:
         """The item's result (JSON-able; deterministic given (seed, item.index)); may be
         {"kept": False, "reason": ...}."""
-        raise NotImplementedError
 
+    @abstractmethod
     def summarise(self, context: StudyContext, results: list[dict]) -> dict:
         """{"table": [...], "figures": [...], ...method-specific keys} from every item's result."""
-        raise NotImplementedError
 
 
 def register(method: StudyMethod) -> StudyMethod:

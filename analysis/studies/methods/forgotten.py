@@ -17,13 +17,9 @@ import chess
 from analysis.engines.reference import EngineFailure, ReferenceEngine
 from analysis.lens.core import logit_lens
 from analysis.studies import recovery, stats
-from analysis.studies.catalogue import get_about
 from analysis.studies.errors import StudyInputError
 from analysis.studies.methods import StudyContext, StudyMethod, register
 from analysis.studies.positions import Item
-
-
-ABOUT = get_about("forgotten")  # title, settings, why_not: torch-free, for the site
 
 
 RECOVERY_LABELS = {"removed": "the named late unit removed", "steered": "the named late unit steered (scale -1)",
@@ -32,11 +28,6 @@ RECOVERY_LABELS = {"removed": "the named late unit removed", "steered": "the nam
 
 class Forgotten(StudyMethod):
     name = "forgotten"
-    title = ABOUT.title
-    settings = ABOUT.settings
-
-    def why_not(self, adapter) -> str | None:
-        return ABOUT.why_not(adapter)
 
     def prepare(self, context: StudyContext) -> None:
         engine = ReferenceEngine(nodes=context.settings.nodes)

@@ -26,12 +26,10 @@ import torch
 
 from analysis.heads.patterns import MOVEMENT, PIECE_NAMES
 from analysis.studies import stats
-from analysis.studies.catalogue import get_about
 from analysis.studies.errors import StudyInputError
 from analysis.studies.lookahead_set import REASONS, build, from_fen
 from analysis.studies.methods import StudyContext, StudyMethod, register
 from analysis.studies.methods.lookahead import rules_of
-from analysis.studies.networks import load_network
 from analysis.studies.positions import Item
 
 PIECE_GROUPS = ("main", "other", "random")
@@ -63,26 +61,15 @@ def third_piece(fen: str, first: str, reply: str, third: str) -> str:
     return f"{PIECE_NAMES[piece.piece_type]}-moves"
 
 
-ABOUT = get_about("heads")  # title, settings, why_not: torch-free, for the site
-
-
 class Heads(StudyMethod):
     name = "heads"
-    title = ABOUT.title
-    settings = ABOUT.settings
-
-    def why_not(self, adapter) -> str | None:
-        return ABOUT.why_not(adapter)
 
     def prepare(self, context: StudyContext) -> None:
         from analysis.heads.atlas import AtlasConfig, compute_atlas
 
-        if not context.settings.sparring:
-            raise StudyInputError("the heads method needs a sparring network (--sparring NAME): the weaker "
-                                  "net that makes a puzzle hard")
         if context.settings.atlas_positions < 1:
             raise StudyInputError("atlas_positions must be at least 1")
-        context.state["sparring"], _, _ = load_network(context.settings.sparring, device=str(context.evaluator.device))
+        self.load_sparring(context)
         try:
             atlas = compute_atlas(context.evaluator, AtlasConfig(positions=context.settings.atlas_positions))
             context.state["labels"] = atlas.labels

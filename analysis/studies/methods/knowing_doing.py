@@ -18,7 +18,6 @@ import numpy as np
 
 from analysis.probes.concepts import en_prise_map, get_concept, mate_in_one_move
 from analysis.studies import stats
-from analysis.studies.catalogue import get_about
 from analysis.studies.methods import StudyContext, StudyMethod, register
 from analysis.studies.positions import Item
 
@@ -47,16 +46,8 @@ def doing(board: chess.Board, move: chess.Move) -> dict:
             "mate_in_one": bool(after.is_checkmate()) if found["mate"] else None}
 
 
-ABOUT = get_about("knowing_doing")  # title, settings, why_not: torch-free, for the site
-
-
 class KnowingDoing(StudyMethod):
     name = "knowing_doing"
-    title = ABOUT.title
-    settings = ABOUT.settings
-
-    def why_not(self, adapter) -> str | None:
-        return ABOUT.why_not(adapter)
 
     def measure(self, context: StudyContext, item: Item) -> dict:
         board = item.board()

@@ -18,11 +18,8 @@ import dataclasses
 import chess
 
 from analysis.studies import stats
-from analysis.studies.catalogue import get_about
-from analysis.studies.errors import StudyInputError
 from analysis.studies.lookahead_set import REASONS, PuzzleRules, build, from_fen
 from analysis.studies.methods import StudyContext, StudyMethod, register
-from analysis.studies.networks import load_network
 from analysis.studies.positions import Item
 from analysis.studies.settings import LookaheadSettings
 
@@ -62,22 +59,11 @@ def patch_curves(adapter, fen: str, corrupted_fen: str, move: chess.Move, first:
     return curves
 
 
-ABOUT = get_about("lookahead")  # title, settings, why_not: torch-free, for the site
-
-
 class Lookahead(StudyMethod):
     name = "lookahead"
-    title = ABOUT.title
-    settings = ABOUT.settings
-
-    def why_not(self, adapter) -> str | None:
-        return ABOUT.why_not(adapter)
 
     def prepare(self, context: StudyContext) -> None:
-        if not context.settings.sparring:
-            raise StudyInputError("the lookahead method needs a sparring network (--sparring NAME): the weaker "
-                                  "net that makes a puzzle hard")
-        context.state["sparring"], _, _ = load_network(context.settings.sparring, device=str(context.evaluator.device))
+        self.load_sparring(context)
 
     def measure(self, context: StudyContext, item: Item) -> dict:
         puzzle = build(item, context.evaluator, context.state["sparring"], rules_of(context.settings))

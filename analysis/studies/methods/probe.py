@@ -18,14 +18,12 @@ from __future__ import annotations
 import chess
 import torch
 
-from analysis.studies.catalogue import get_about
 from analysis.studies.bilinear_probe import MoveProbeData, probe_whole_move
 from analysis.studies.errors import StudyInputError
 from analysis.studies.lookahead_set import build, correct, structural
 from analysis.studies.methods import StudyContext, StudyMethod, register
 from analysis.studies.methods.lookahead import rules_of
 from analysis.studies.mining import MiningConfig, game_positions, master_pgns, mine
-from analysis.studies.networks import load_network
 from analysis.studies.positions import Item
 
 RULE_NAMES = {"kept": "kept (the look-ahead set)", "correct": "structural + correct", "line": "structural only"}
@@ -67,21 +65,12 @@ def streams(adapter, fens: list[str]) -> dict[str, torch.Tensor | None]:
     return {point: None if rows is None else torch.stack(rows) for point, rows in out.items()}
 
 
-ABOUT = get_about("probe")  # title, settings, why_not: torch-free, for the site
-
-
 class Probe(StudyMethod):
     name = "probe"
-    title = ABOUT.title
-    settings = ABOUT.settings
-
-    def why_not(self, adapter) -> str | None:
-        return ABOUT.why_not(adapter)
 
     def prepare(self, context: StudyContext) -> None:
         if context.settings.puzzle_rule() == "kept":
-            context.state["sparring"], _, _ = load_network(context.settings.sparring,
-                                                           device=str(context.evaluator.device))
+            self.load_sparring(context)
 
     def measure(self, context: StudyContext, item: Item) -> dict:
         if item.meta.get("source") == "games":
