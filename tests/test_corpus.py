@@ -141,3 +141,63 @@ def test_the_position_dataset_takes_a_corpus_directory(tiny):
     batch = dataset[[0, 1, 2]]
     assert batch["policy"].sum(dim=1).allclose(batch["policy"].new_ones(3))
     assert (batch["legal"] | (batch["policy"] == 0)).all()
+
+
+def test_training_on_it_resumes_bit_identically(tiny, tmp_path):
+    """A run stopped at step 2 and resumed to 4 ends with the very weights of a run that went straight
+    to 4 (the batches, augmentation and optimiser state all come back), on the Shaw encoding and with
+    the history dropout and colour flips of configs/cf-corpus.toml."""
+    import torch
+
+    from analysis.checkpoint import load_checkpoint
+    from analysis.train.config import TrainConfig
+    from analysis.train.loop import train
+
+    _, whole, _, _ = tiny
+
+    def config(out: Path, steps: int) -> TrainConfig:
+        return TrainConfig(data=whole, out=out, model="cf-tiny", steps=steps, batch_size=8, checkpoint_every=1,
+                           log_every=1, val_every=2, val_batches=1, num_workers=0, threads=1, seed=5,
+                           swa_start=1, swa_every=1, fen_only_share=0.2, colour_flip_share=0.5, wdl_target="win",
+                           lr_steps=[[0, 1e-3], [3, 3e-4]], snapshot_every=2)
+
+    straight, _ = load_checkpoint(train(config(tmp_path / "straight", 4), progress=False))
+    train(config(tmp_path / "stopped", 2), progress=False)
+    resumed, meta = load_checkpoint(train(config(tmp_path / "stopped", 4), progress=False))
+    assert meta.provenance["steps"] == 4
+    for name, tensor in straight.state_dict().items():
+        assert torch.equal(resumed.state_dict()[name], tensor), name
+    # The learning curve's snapshots: one every 2 steps, the last one the export itself.
+    snapshots = sorted((tmp_path / "straight" / "snapshots").glob("*.safetensors"))
+    assert [p.name for p in snapshots] == ["step-000002.safetensors", "step-000004.safetensors"]
+    last, last_meta = load_checkpoint(snapshots[-1])
+    assert last_meta.provenance["positions_seen"] == 4 * 8 and last_meta.provenance["averaged"]
+    assert all(torch.equal(last.state_dict()[k], v) for k, v in straight.state_dict().items())
+
+
+def test_the_learning_curve_reads_a_runs_snapshots(tiny, tmp_path, capsys):
+    """Puzzles against positions seen, one point per snapshot after the start network's, and a picture."""
+    import json
+
+    from analysis.eval.learning_curve import main as curve_main
+    from analysis.train.config import TrainConfig
+    from analysis.train.loop import train
+    from tests.conftest import require_shared_data
+
+    _, whole, _, _ = tiny
+    start = tmp_path / "start.safetensors"
+    train(TrainConfig(data=whole, out=tmp_path / "start", export=start, model="cf-tiny", steps=1, batch_size=4,
+                      num_workers=0, threads=1), progress=False)
+    run = tmp_path / "run"
+    train(TrainConfig(data=whole, out=run, model="cf-tiny", steps=2, batch_size=4, num_workers=0, threads=1,
+                      init_from=start, snapshot_every=1), progress=False)
+    puzzles = require_shared_data() / "puzzles" / "lichess_puzzles_1000.csv"
+    picture = tmp_path / "curve.png"
+    assert curve_main(["--run", str(run), "--csv", str(puzzles), "--limit", "5", "--start", str(start),
+                       "--target", "0.3", "--plot", str(picture), "--json"]) == 0
+    points = json.loads(capsys.readouterr().out)["points"]
+    assert [p["positions_seen"] for p in points] == [0, 4, 8] and all(p["total"] == 5 for p in points)
+    assert all(p["ci95"][0] <= p["accuracy"] <= p["ci95"][1] for p in points)
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert curve_main(["--run", str(tmp_path / "start"), "--csv", str(puzzles)]) == 2  # no snapshots there
+    assert "snapshot_every" in capsys.readouterr().err

@@ -56,6 +56,9 @@ class TrainConfig:
     val_every: int = 100
     val_batches: int = 8
     checkpoint_every: int = 500
+    # Every N steps also export the weights an export would take (the average once it has begun)
+    # to out/snapshots/step-NNNNNN.safetensors: the learning curve's points (puzzles against positions seen).
+    snapshot_every: int | None = None
     log_every: int = 10
     device: str = "auto"  # auto | cpu | cuda
     amp: str = "auto"  # bf16 autocast: auto (CUDA only) | on | off
@@ -120,6 +123,8 @@ class TrainConfig:
             raise ValueError("ema_decay must be in (0, 1)")
         if self.swa_every <= 0 or self.checkpoint_every <= 0 or self.val_every <= 0:
             raise ValueError("swa_every, checkpoint_every and val_every must be positive")
+        if self.snapshot_every is not None and self.snapshot_every <= 0:
+            raise ValueError("snapshot_every must be positive")
 
 
 def load_config(path: Path, **overrides) -> TrainConfig:

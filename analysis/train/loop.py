@@ -7,6 +7,7 @@ several GPUs, ``torchrun --nproc_per_node N -m analysis train --config ...``
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
@@ -236,6 +237,19 @@ class _Run:
         (self.cfg.out / HISTORY_FILE).write_text(json.dumps(self.history))
         plot_curves(self.history, self.cfg.out / "loss_curves.png")
 
+    def save_snapshot(self) -> Path | None:
+        """The weights an export would take now, for the learning curve; returns where they went."""
+        if self.rank != 0:
+            return None
+        source = self.swa.module if self.swa.n_averaged.item() > 0 else self.model
+        path = self.cfg.out / "snapshots" / f"step-{self.step:06d}.safetensors"
+        path.parent.mkdir(exist_ok=True)
+        world = dist.get_world_size() if dist.is_initialized() else 1
+        save_checkpoint(path, copy.deepcopy(source).to("cpu"), trained=True, provenance={
+            "snapshot_of": str(self.cfg.out), "steps": self.step, "averaged": source is not self.model,
+            "positions_seen": self.step * self.cfg.batch_size * world, "init_from": self.init_provenance})
+        return path
+
     def steps(self, net, batches, val_batches: list, progress: bool) -> None:
         """Optimizer steps up to ``cfg.steps`` (or the wall-clock limit), logging, validating and saving."""
         cfg = self.cfg
@@ -258,6 +272,8 @@ class _Run:
             out_of_time = cfg.max_wall_minutes is not None and time.time() - self.started > 60 * cfg.max_wall_minutes
             if self.step % cfg.checkpoint_every == 0 or self.step == cfg.steps or out_of_time:
                 self.save_state()
+            if cfg.snapshot_every and self.step % cfg.snapshot_every == 0:
+                self.save_snapshot()
             bar.update(1)
             if out_of_time:
                 if self.rank == 0 and val_batches and (not self.history["val"]
