@@ -201,3 +201,46 @@ def test_the_learning_curve_reads_a_runs_snapshots(tiny, tmp_path, capsys):
     assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert curve_main(["--run", str(tmp_path / "start"), "--csv", str(puzzles)]) == 2  # no snapshots there
     assert "snapshot_every" in capsys.readouterr().err
+
+
+def _python_chess_labels(engine, board: chess.Board, nodes: int, top_k: int):
+    """The labels as python-chess's analyse gives them (the labeller's reference)."""
+    import chess.engine
+
+    from analysis.engines.scores import win_probability
+
+    lines = [line for line in engine.analyse(board, chess.engine.Limit(nodes=nodes), multipv=top_k, game=object())
+             if line.get("pv")]
+    pov = lines[0]["score"].pov(board.turn)
+    wdl = lines[0].get("wdl")
+    return (lines[0]["pv"][0].uci(), win_probability(lines[0]["score"], board.turn), pov.score(), pov.mate(),
+            tuple(wdl.pov(board.turn)) if wdl is not None else None, [line["pv"][0].uci() for line in lines],
+            [win_probability(line["score"], board.turn) for line in lines])
+
+
+def test_the_labeller_gives_python_chess_labels_exactly(tiny):
+    """The bare UCI pipe (analysis.corpus.uci) sends what python-chess sends and reads what it reads: equal
+    labels on corpus positions with their histories, a mate for the mover, a mate against and an en passant."""
+    from analysis.corpus.label import Labeller
+    from analysis.corpus.reader import read_corpus
+    from analysis.data.sources import PositionSource
+    from analysis.engines.stockfish import open_stockfish
+
+    _, whole, _, stockfish = tiny
+    rows = random.Random(1).sample(read_corpus(whole).to_pylist(), 12)
+    boards = [PositionSource(r["fen"], r["history_fen"], r["history_moves"], r["game_id"], r["ply"], r["source"]).board()
+              for r in rows]
+    boards += [chess.Board("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1"),  # mate in one for the mover
+               chess.Board("3r2k1/5ppp/8/8/8/8/5PPP/6K1 w - - 0 1"),  # mated in one
+               _board("e2e4 a7a6 e4e5 d7d5")]  # en passant on d6, in the history sent
+    for nodes, top_k in ((2000, 3), (300, 1)):
+        labeller = Labeller(stockfish, nodes=nodes, top_k=top_k, hash_mb=4)
+        engine = open_stockfish(stockfish, threads=1, hash_mb=4)
+        try:
+            for board in boards:
+                got = labeller.label(board)
+                assert (got.best_move, got.win, got.cp, got.mate, got.wdl, got.top_moves, got.top_win) == \
+                    _python_chess_labels(engine, board, nodes, top_k), board.fen()
+        finally:
+            labeller.close()
+            engine.quit()
