@@ -244,3 +244,15 @@ def test_the_labeller_gives_python_chess_labels_exactly(tiny):
         finally:
             labeller.close()
             engine.quit()
+
+
+def test_value_quality_reads_a_corpus(tiny):
+    from analysis.corpus.reader import read_corpus
+    from analysis.eval.value_quality import load_value_samples
+
+    _, whole, _, _ = tiny
+    samples = load_value_samples(whole, "train", limit=20)
+    rows = read_corpus(whole, split="train").slice(0, 20).to_pylist()
+    assert [b.fen() for b in samples.boards] == [r["fen"] for r in rows]
+    assert samples.target.tolist() == pytest.approx([r["win"] for r in rows])
+    assert len(samples.boards[-1].move_stack) >= 1  # with the history the corpus keeps

@@ -33,6 +33,7 @@ import chess
 import numpy as np
 
 from analysis.data.sources import PositionSource
+from analysis.corpus.reader import is_corpus, read_corpus
 from analysis.data.store import read_annotated
 
 CALIBRATION_BINS = 10
@@ -53,9 +54,12 @@ class ValueSamples:
 
 
 def load_value_samples(root: Path, split: str = "test", limit: int | None = None) -> ValueSamples:
-    """Annotated rows of ``split`` as boards with history; raises ValueError when there are none."""
-    table = read_annotated(root, columns=["fen", "history_fen", "history_moves", "game_id", "ply", "source",
-                                          "win"], split=split)
+    """Rows of ``split`` of an annotated dataset or a corpus as boards with history; ValueError when there are none."""
+    columns = ["fen", "history_fen", "history_moves", "game_id", "ply", "source", "win"]
+    if is_corpus(root):  # a position corpus (analysis.corpus) holds these columns itself
+        table = read_corpus(root, columns=columns, split=split).select(columns)
+    else:
+        table = read_annotated(root, columns=columns, split=split)
     if limit is not None:
         table = table.slice(0, limit)
     rows = table.to_pylist()
