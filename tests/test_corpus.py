@@ -256,3 +256,31 @@ def test_value_quality_reads_a_corpus(tiny):
     assert [b.fen() for b in samples.boards] == [r["fen"] for r in rows]
     assert samples.target.tolist() == pytest.approx([r["win"] for r in rows])
     assert len(samples.boards[-1].move_stack) >= 1  # with the history the corpus keeps
+
+
+@pytest.fixture(scope="module")
+def tiny_dataset_dir(tmp_path_factory) -> Path:
+    """A tiny annotated dataset (analysis.data: generate, annotate), written through Parquet's own list type."""
+    from analysis.data.annotate import AnnotateConfig, annotate_dataset
+    from analysis.data.plan import GenerateConfig, build_plan
+    from analysis.engines.limit import EngineLimit
+
+    require_stockfish()
+    root = tmp_path_factory.mktemp("dataset")
+    build_plan(GenerateConfig(pgn_files=[require_shared_data("pgn/Philidor.pgn")], perturb_share=0.0, test_share=0.3,
+                              workers=1, seed=1), root)
+    annotate_dataset(root, AnnotateConfig(limit=EngineLimit(depth=2), multipv_share=0.5, workers=1, shard_size=16,
+                                          max_positions=16), progress=False)
+    return root
+
+
+def test_a_corpus_and_an_annotated_dataset_train_together(tiny, tiny_dataset_dir):
+    """configs/cf-corpus.toml's data: the corpus beside an annotated dataset (their Parquet list types differ)."""
+    from analysis.train.dataset import PositionDataset
+
+    _, whole, _, _ = tiny
+    alone = PositionDataset(whole, "train")
+    both = PositionDataset([whole, tiny_dataset_dir, tiny_dataset_dir], "train")
+    extra = PositionDataset(tiny_dataset_dir, "train")
+    assert len(both) == len(alone) + 2 * len(extra)
+    assert (both[[len(alone)]]["policy"] == extra[[0]]["policy"]).all()

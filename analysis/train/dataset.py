@@ -124,8 +124,11 @@ class PositionDataset(torch.utils.data.Dataset):
             raise ValueError("fen_only_share and colour_flip_share must be in [0, 1]")
         self.fen_only_share, self.colour_flip_share, self.seed = fen_only_share, colour_flip_share, seed
         roots = [root] if isinstance(root, Path) else list(root)
-        table = pa.concat_tables((read_as_annotated if is_corpus(r) else read_annotated)(r, columns=_COLUMNS, split=split)
-                                 for r in roots)  # an annotated dataset or a position corpus (analysis.corpus)
+        # Each root an annotated dataset or a position corpus (analysis.corpus); the two may name a list's
+        # items differently (Parquet's "element", pyarrow's "item"), so each is cast to the first one's schema.
+        tables = [(read_as_annotated if is_corpus(r) else read_annotated)(r, columns=_COLUMNS, split=split).select(_COLUMNS)
+                  for r in roots]
+        table = pa.concat_tables([t.cast(tables[0].schema) for t in tables])
         if max_rows is not None:
             table = table.slice(0, max_rows)
         if table.num_rows == 0:
