@@ -7,7 +7,7 @@ writes the points with their Wilson 95% intervals as JSON and as a picture, besi
 
     python -m analysis.eval.learning_curve --run runs/cf-corpus \\
         --csv ../shared/data/puzzles/lichess_puzzles_1000.csv --start weights/cf-shaw.safetensors \\
-        --target 0.30 --plot weights/cf-corpus.curve.png [--json]
+        --target 0.30 --plot weights/candidates/cf-corpus.curve.png [--json]
 """
 
 from __future__ import annotations
