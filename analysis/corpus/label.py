@@ -46,13 +46,14 @@ class Labeller:
     def label(self, board: chess.Board) -> Labels:
         turn = board.turn
         lines = self.engine.search(board, self.nodes)
-        first = lines[0]
-        pov = chess.engine.PovScore(first.score, turn).pov(turn)
+        first = lines[0]  # scores are the side to move's already
+
+        def win(score: chess.engine.Score) -> float:
+            return win_probability(chess.engine.PovScore(score, turn), turn)
+
         return Labels(
-            best_move=first.move, win=win_probability(chess.engine.PovScore(first.score, turn), turn),
-            cp=pov.score(), mate=pov.mate(), wdl=first.wdl,
-            top_moves=[line.move for line in lines],
-            top_win=[win_probability(chess.engine.PovScore(line.score, turn), turn) for line in lines],
+            best_move=first.move, win=win(first.score), cp=first.score.score(), mate=first.score.mate(),
+            wdl=first.wdl, top_moves=[line.move for line in lines], top_win=[win(line.score) for line in lines],
         )
 
     def close(self) -> None:

@@ -48,19 +48,16 @@ def curve(run: Path, puzzles, start: Path | None = None) -> dict:
     """The curve's points (positions seen, solved share, interval), the start network first if given."""
     from analysis.checkpoint import read_header
 
-    points = []
-    if start is not None:
-        found = policy_puzzles(start, puzzles)
-        points.append({"model": str(start), "steps": 0, "positions_seen": 0, "solved": found["solved"],
-                       "total": found["total"], "accuracy": found["accuracy"],
-                       "ci95": wilson(found["solved"], found["total"])})
+    def point(model: Path, **where) -> dict:
+        found = policy_puzzles(model, puzzles)
+        return {"model": str(model), **where, "solved": found["solved"], "total": found["total"],
+                "accuracy": found["accuracy"], "ci95": wilson(found["solved"], found["total"])}
+
+    points = [point(start, steps=0, positions_seen=0)] if start is not None else []
     for path in snapshots(run):
         provenance = read_header(path)[0].provenance
-        found = policy_puzzles(path, puzzles)
-        points.append({"model": str(path), "steps": provenance["steps"], "positions_seen": provenance["positions_seen"],
-                       "averaged": provenance.get("averaged", False), "solved": found["solved"],
-                       "total": found["total"], "accuracy": found["accuracy"],
-                       "ci95": wilson(found["solved"], found["total"])})
+        points.append(point(path, steps=provenance["steps"], positions_seen=provenance["positions_seen"],
+                            averaged=provenance.get("averaged", False)))
     return {"run": str(run), "points": points}
 
 

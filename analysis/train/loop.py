@@ -142,7 +142,7 @@ def train(cfg: TrainConfig, *, progress: bool = True) -> Path:
 
     export = cfg.export_path
     if rank == 0:
-        final = run.swa.module if run.swa.n_averaged.item() > 0 else run.model
+        final = run.exported_model()
         provenance = _provenance(cfg, run, len(train_set), len(val_set) if val_set is not None else 0, world)
         if run.init_provenance is not None:
             provenance["init_from"] = run.init_provenance
@@ -237,11 +237,15 @@ class _Run:
         (self.cfg.out / HISTORY_FILE).write_text(json.dumps(self.history))
         plot_curves(self.history, self.cfg.out / "loss_curves.png")
 
+    def exported_model(self) -> torch.nn.Module:
+        """What an export takes: the weight average once it has begun, else the current weights."""
+        return self.swa.module if self.swa.n_averaged.item() > 0 else self.model
+
     def save_snapshot(self) -> Path | None:
         """The weights an export would take now, for the learning curve; returns where they went."""
         if self.rank != 0:
             return None
-        source = self.swa.module if self.swa.n_averaged.item() > 0 else self.model
+        source = self.exported_model()
         path = self.cfg.out / "snapshots" / f"step-{self.step:06d}.safetensors"
         path.parent.mkdir(exist_ok=True)
         world = dist.get_world_size() if dist.is_initialized() else 1
