@@ -61,19 +61,38 @@ def test_a_resumed_build_on_one_worker_writes_the_same_bytes_as_one_run_on_two(t
 
 
 def test_every_position_is_there_once_and_no_held_out_one(tiny):
+    """Once overall, or once per game before ``opening_plies``; never a held-out one."""
     from analysis.corpus.reader import read_corpus
     from analysis.data.held_out import held_out_zobrist
 
     cfg, whole, _, _ = tiny
     table = read_corpus(whole)
     keys = table["key"].to_pylist()
-    assert len(keys) == len(set(keys))
+    later = [r["key"] for r in table.to_pylist() if r["ply"] >= cfg.opening_plies]
+    first = [(r["game_id"], r["key"]) for r in table.to_pylist() if r["ply"] < cfg.opening_plies]
+    assert len(later) == len(set(later)) and len(first) == len(set(first))  # the first plies once per game
+    assert not set(later) & {key for _, key in first}
     assert keys == [chess.polyglot.zobrist_hash(chess.Board(f)) for f in table["fen"].to_pylist()]
     assert not set(keys) & held_out_zobrist(cfg.puzzle_files, cfg.suite_files)
     held = chess.polyglot.zobrist_hash(_board(HELD_OUT_MOVES))
     plies = {r["ply"] for r in table.to_pylist() if r["game_id"] == "master:Philidor:0"}
     assert held not in keys and 7 not in plies and {6, 8} <= plies  # only the held-out ply is missing
     assert set(table["source"].to_pylist()) == {"master", "maia-1100", "maia-1500", "maia-1900"}
+
+
+def test_the_start_position_is_there_once_per_game_with_one_label(tiny):
+    """Every game, master or self-play, contributes its first plies with their real (short) history,
+    so the empty history planes of the start position are seen as often as games start."""
+    from analysis.corpus.reader import read_corpus
+
+    _, whole, _, _ = tiny
+    rows = read_corpus(whole).to_pylist()
+    games = {r["game_id"] for r in rows}
+    starts = [r for r in rows if r["ply"] == 0]
+    assert len(games) == 2 * (1 + 3 * 2) and len(starts) == len(games)  # 2 shards: 1 master, 3 Maias x 2 games
+    assert {r["fen"] for r in starts} == {chess.STARTING_FEN}
+    assert len({(r["win"], r["best_move"], tuple(r["top_moves"])) for r in starts}) == 1
+    assert {r["ply"] for r in rows if r["source"] != "master"} >= {0, 1, 2, 3}
 
 
 def test_the_schema_and_the_labels_are_stockfish_at_the_budget(tiny):
@@ -129,7 +148,7 @@ def test_status_counts_what_is_on_disk(tiny):
     _, whole, _, _ = tiny
     status = corpus_status(whole)
     assert status["shards"] == 2 and status["card_agrees"]
-    assert sum(status["by_source"].values()) == status["positions"]
+    assert sum(status["by_source"].values()) == status["rows"] > status["positions"]
     assert status["dropped"]["held_out"] >= 1
 
 

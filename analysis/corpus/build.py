@@ -81,7 +81,8 @@ def build_corpus(root: Path, cfg: CorpusConfig, limits: RunLimits, *, stockfish:
         return limits.max_wall_minutes is None or time.monotonic() - started < 60 * limits.max_wall_minutes
 
     for table, stats in _made_shards(cfg, path, limits.workers, len(done), may_start):
-        table = table.filter([key not in keys for key in table["key"].to_pylist()])
+        table = table.filter([key not in keys or ply < cfg.opening_plies
+                              for key, ply in zip(table["key"].to_pylist(), table["ply"].to_pylist())])
         stats.earlier = stats.candidates - stats.held_out - stats.repeated - table.num_rows
         stats.rows = table.num_rows
         stats.by_source = {s: int(n) for s, n in zip(*_counts(table, "source"))}
@@ -145,7 +146,8 @@ def _counts(table, column: str):
 def _add(totals: dict, stats: ShardStats, positions: int) -> dict:
     shards = [s for s in totals["shards"] if s["index"] != stats.index] + [asdict(stats)]
     return {
-        "positions": positions,
+        "positions": positions,  # distinct
+        "rows": sum(s["rows"] for s in shards),  # the opening plies' positions once per game
         "shards": shards,
         "by_source": _sum(s["by_source"] for s in shards),
         "dropped": _sum({"held_out": s["held_out"], "repeated": s["repeated"], "earlier": s["earlier"]} for s in shards),
@@ -175,20 +177,23 @@ def corpus_status(root: Path) -> dict:
     build = card.get("build", {"positions": 0, "shards": []})
     shards = committed_shards(root)
     rows = sum(pq.ParquetFile(p).metadata.num_rows for p in shards)
+    distinct = len({key for p in shards for key in pq.read_table(p, columns=["key"])["key"].to_pylist()})
     size = sum(p.stat().st_size for p in shards)
     positions = max(rows, 1)
     return {
         "recipe": card["recipe"],
         "shards": len(shards),
-        "positions": rows,
-        "card_agrees": rows == build.get("positions", 0) and len(shards) == len(build.get("shards", [])),
+        "positions": distinct,
+        "rows": rows,  # the opening plies' positions count once per game
+        "card_agrees": (rows, distinct, len(shards)) == (build.get("rows", 0), build.get("positions", 0),
+                                                         len(build.get("shards", []))),
         "by_source": build.get("by_source", {}),
         "dropped": build.get("dropped", {}),
         "bytes": size,
-        "bytes_per_position": round(size / positions, 1),
+        "bytes_per_row": round(size / positions, 1),
         "generate_s": build.get("generate_s", 0.0),
         "label_s": build.get("label_s", 0.0),
-        "ms_per_position": {"generate": round(1000 * build.get("generate_s", 0.0) / positions, 2),
+        "ms_per_row": {"generate": round(1000 * build.get("generate_s", 0.0) / positions, 2),
                             "label": round(1000 * build.get("label_s", 0.0) / positions, 2)},
     }
 

@@ -29,6 +29,10 @@ class CorpusConfig:
     temperature: float = 1.0  # Maia's policy softmax temperature when sampling a move
     max_plies: int = 200  # a self-play game stops here if it has not ended
     test_share: float = 0.05  # games given split "test" (analysis.data.plan.game_split)
+    # Positions before this ply are kept once per game, not once overall (as analysis.data.plan's):
+    # deduplicated away, the start position and the first moves, the only inputs with empty or short
+    # history planes, were each in the corpus once, and the value learnt nothing of them.
+    opening_plies: int = 8
     maias: tuple[Path, ...] = field(default_factory=lambda: tuple(default_maias()))
     openings_dir: Path = SHARED_DATA / "openings"
     pgn_files: tuple[Path, ...] = field(default_factory=lambda: tuple(sorted((SHARED_DATA / "pgn").glob("*.pgn"))))
@@ -44,6 +48,8 @@ class CorpusConfig:
             raise ValueError("games_per_maia and masters_per_shard must be >= 0, max_plies > 0")
         if self.temperature <= 0:
             raise ValueError("temperature must be positive")
+        if self.opening_plies < 0:
+            raise ValueError("opening_plies must be >= 0")
         if not 0 <= self.test_share < 1:
             raise ValueError("test_share must be in [0, 1)")
         if not self.maias:
@@ -56,6 +62,7 @@ class CorpusConfig:
             "threads": 1, "stockfish": stockfish_version,
             "games_per_maia": self.games_per_maia, "masters_per_shard": self.masters_per_shard,
             "temperature": self.temperature, "max_plies": self.max_plies, "test_share": self.test_share,
+            "opening_plies": self.opening_plies,
             "maias": _digests(self.maias), "openings": _digests(sorted(self.openings_dir.glob("*.tsv"))),
             "pgn": _digests(self.pgn_files), "held_out": _digests([*self.puzzle_files, *self.suite_files]),
         }

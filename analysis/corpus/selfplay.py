@@ -2,8 +2,9 @@
 
 A game starts with a random named opening line and continues with one Maia playing both sides,
 each move sampled from its policy at a temperature, so games out of one opening differ. Its
-positions are kept from the end of the line on: the line's own positions recur in every game
-that draws it. The games of one call advance in lockstep, one batched forward pass a ply, and
+positions are kept from the end of the line on, and the line's positions before ply
+``opening_plies`` too: those recur in every game, as the first moves do in real games (the corpus
+keeps them once per game); the rest of the line would only repeat itself. The games of one call advance in lockstep, one batched forward pass a ply, and
 every random draw comes from the generator given, so a call's games depend on its seed alone.
 """
 
@@ -44,15 +45,17 @@ def sample_move(policy: dict[chess.Move, float], rng: np.random.Generator) -> ch
 
 
 def play_games(player: Evaluator, source: str, openings: list[Opening], count: int, rng: np.random.Generator,
-               *, id_prefix: str, temperature: float, max_plies: int) -> list[SelfPlayGame]:
+               *, id_prefix: str, temperature: float, max_plies: int, opening_plies: int = 0) -> list[SelfPlayGame]:
     """``count`` games of ``player`` against itself, each from a random opening of ``openings``."""
     games = []
     for number in range(count):
         opening = openings[int(rng.integers(len(openings)))]
-        board = chess.Board()
+        game = SelfPlayGame(f"{id_prefix}:{number}", opening, chess.Board())
         for move in opening.moves:
-            board.push(move)
-        games.append(SelfPlayGame(f"{id_prefix}:{number}", opening, board))
+            if game.board.ply() < opening_plies:
+                game.positions.append(from_board(game.board, game.game_id, source))
+            game.board.push(move)
+        games.append(game)
     active = [g for g in games if not game_over(g.board, max_plies)]
     while active:
         evaluations = player.evaluate([g.board for g in active], temperature=temperature)

@@ -2,8 +2,8 @@
 
 Shard ``i`` holds the master games dealt to it (``masters.shard_masters``) and, for each Maia in
 turn, ``games_per_maia`` self-play games drawn from ``numpy.random.default_rng([seed, i])``. It
-keeps the first occurrence of each position (Polyglot Zobrist key) and none of the held-out ones;
-positions already in earlier shards are dropped when the shard is committed (``build``), so a
+keeps the first occurrence of each position (Polyglot Zobrist key), once per game before ply
+``opening_plies``, and none of the held-out ones; positions already in earlier shards are dropped when the shard is committed (``build``), so a
 shard's bytes depend on the seed, its index and the shards before it, not on the workers.
 """
 
@@ -21,9 +21,10 @@ import torch
 
 from analysis.checkpoint import load_evaluator
 from analysis.corpus.config import CorpusConfig
-from analysis.corpus.label import Labeller
+from analysis.corpus.label import Labeller, Labels
 from analysis.corpus.masters import master_games, shard_masters
 from analysis.corpus.selfplay import play_games
+from analysis.corpus.uci import position_command
 from analysis.data.held_out import held_out_zobrist
 from analysis.data.plan import game_split
 from analysis.data.sources import PositionSource, eco_openings
@@ -72,6 +73,7 @@ class ShardMaker:
         self.masters = master_games(list(cfg.pgn_files))
         self.held_out = held_out_zobrist(cfg.puzzle_files, cfg.suite_files)
         self.labeller = Labeller(stockfish, nodes=cfg.nodes, top_k=cfg.top_k, hash_mb=cfg.hash_mb)
+        self.opening_labels: dict[str, Labels] = {}  # by the UCI position command
 
     def make(self, index: int) -> tuple[pa.Table, ShardStats]:
         stats = ShardStats(index)
@@ -79,25 +81,36 @@ class ShardMaker:
         candidates = self.candidates(index)
         stats.candidates = len(candidates)
         kept, keys, openings = [], [], []
-        seen: set[int] = set()
+        seen: set[int | tuple[str, int]] = set()
         for source, opening in candidates:
             board = source.board()
             key = chess.polyglot.zobrist_hash(board)
+            once = (source.game_id, key) if source.ply < self.cfg.opening_plies else key
             if key in self.held_out:
                 stats.held_out += 1
-            elif key in seen:
+            elif once in seen:
                 stats.repeated += 1
             else:
-                seen.add(key)
+                seen.add(once)
                 kept.append((source, board))
                 keys.append(key)
                 openings.append(opening)
         stats.generate_s = time.perf_counter() - started
         started = time.perf_counter()
-        labels = [self.labeller.label(board) for _, board in kept]
+        labels = [self.label(source, board) for source, board in kept]
         stats.label_s = time.perf_counter() - started
         table = self.table([s for s, _ in kept], keys, openings, labels)
         return table, stats
+
+    def label(self, source: PositionSource, board: chess.Board) -> Labels:
+        """Stockfish's labels; an opening position's are remembered, since it recurs game after game
+        (the labeller's answer depends on its input alone, so the bytes are those of a fresh search)."""
+        if source.ply >= self.cfg.opening_plies:
+            return self.labeller.label(board)
+        command = position_command(board)
+        if command not in self.opening_labels:
+            self.opening_labels[command] = self.labeller.label(board)
+        return self.opening_labels[command]
 
     def candidates(self, index: int) -> list[tuple[PositionSource, str | None]]:
         """(position, opening ECO code or None) in a fixed order: master games, then each Maia's games."""
@@ -108,7 +121,7 @@ class ShardMaker:
         for name, player in self.players.items():
             games = play_games(player, name, self.openings, cfg.games_per_maia, rng,
                                id_prefix=f"{name}:{cfg.seed}:{index}", temperature=cfg.temperature,
-                               max_plies=cfg.max_plies)
+                               max_plies=cfg.max_plies, opening_plies=cfg.opening_plies)
             out.extend((position, game.opening.eco) for game in games for position in game.positions)
         return out
 
