@@ -9,6 +9,7 @@ from pathlib import Path
 
 import chess
 import chess.polyglot
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
@@ -303,3 +304,22 @@ def test_a_corpus_and_an_annotated_dataset_train_together(tiny, tiny_dataset_dir
     extra = PositionDataset(tiny_dataset_dir, "train")
     assert len(both) == len(alone) + 2 * len(extra)
     assert (both[[len(alone)]]["policy"] == extra[[0]]["policy"]).all()
+
+
+def test_a_chessbench_state_value_net_reads_a_corpus_beside_a_dataset(tiny, tiny_dataset_dir):
+    """ChessBench's state-value rows are the corpus's positions and win probabilities; an action-value
+    head is refused there (the corpus values only Stockfish's top moves), with a message."""
+    from analysis.corpus.reader import read_corpus
+    from analysis.models.chessbench.config import PRESETS
+    from analysis.models.chessbench.data import ChessBenchDataset
+
+    _, whole, _, _ = tiny
+    sv = PRESETS["cb-9m-sv"]
+    alone = ChessBenchDataset([whole], "train", sv)
+    rows = read_corpus(whole, split="train")
+    assert alone.fens == rows["fen"].to_pylist()
+    assert alone[np.arange(len(alone))]["win"].tolist() == pytest.approx(rows["win"].to_pylist())
+    both = ChessBenchDataset([whole, tiny_dataset_dir], "train", sv)
+    assert len(both) == len(alone) + len(ChessBenchDataset([tiny_dataset_dir], "train", sv))
+    with pytest.raises(ValueError, match="state-value"):
+        ChessBenchDataset([whole], "train", PRESETS["cb-tiny"])

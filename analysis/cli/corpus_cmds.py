@@ -24,6 +24,7 @@ def _build(args: argparse.Namespace) -> int:
         cfg = CorpusConfig(
             seed=args.seed, nodes=args.nodes, top_k=args.top_k, games_per_maia=args.games_per_maia,
             masters_per_shard=args.masters_per_shard, temperature=args.temperature, max_plies=args.max_plies,
+            opening_plies=args.opening_plies,
             maias=tuple(Path(p) for p in args.maia) if args.maia else tuple(default_maias()),
             openings_dir=data / "openings", pgn_files=tuple(sorted((data / "pgn").glob("*.pgn"))),
             puzzle_files=tuple(sorted((data / "puzzles").glob("*.csv"))),
@@ -72,6 +73,8 @@ def register(subparsers) -> None:
     build.add_argument("--temperature", type=float, default=defaults["temperature"].default,
                        help="Maia policy temperature for sampling moves")
     build.add_argument("--max-plies", type=int, default=defaults["max_plies"].default, help="self-play ply cap")
+    build.add_argument("--opening-plies", type=int, default=defaults["opening_plies"].default,
+                       help="positions before this ply are kept once per game, not once overall")
     build.add_argument("--maia", action="append", help="a Maia checkpoint (repeatable; default the three shipped)")
     build.add_argument("--data", help="reference data: openings/, pgn/, puzzles/, suites/ (default ../shared/data)")
     build.add_argument("--stockfish", help="Stockfish binary (default: on PATH or in /usr/games)")

@@ -32,7 +32,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import torch
 
-from analysis.data.store import read_annotated
+from analysis.corpus.reader import is_corpus, read_corpus
+from analysis.data.store import ANNOTATED_SCHEMA, read_annotated
 from analysis.encoding import get_encoding
 from analysis.encoding.chessbench import NAME as ENCODING
 from analysis.encoding.chessbench_actions import NUM_ACTIONS, action_to_move, move_to_action
@@ -52,6 +53,22 @@ def _action_pairs(tokens: np.ndarray, lc0_indices: pa.ChunkedArray, wins: pa.Chu
     return rows, lc0_indices_to_actions(tokens, rows, flat), values
 
 
+def _read(root: Path, split: str, head: str) -> pa.Table:
+    """The rows this family reads, from an annotated dataset or a position corpus (``analysis.corpus``).
+    A corpus holds only its top k moves' values, all of them good moves: no action-value target."""
+    if not is_corpus(root):
+        return read_annotated(root, columns=_COLUMNS, split=split).select(_COLUMNS)
+    if head == ACTION_VALUE:
+        raise ValueError(f"{root} is a position corpus: it values only Stockfish's top moves, not every legal "
+                         "move, so it trains a state-value or behavioural-cloning head, not action value")
+    table = read_corpus(root, columns=_COLUMNS[:3], split=split)
+    empty = pa.nulls(table.num_rows, ANNOTATED_SCHEMA.field("action_indices").type)
+    return pa.table({"fen": table["fen"], "win": table["win"], "best_move": table["best_move"],
+                     "action_indices": empty,
+                     "action_win": pa.nulls(table.num_rows, ANNOTATED_SCHEMA.field("action_win").type)},
+                    schema=pa.schema([ANNOTATED_SCHEMA.field(c) for c in _COLUMNS]))
+
+
 def _mirror(move: chess.Move) -> chess.Move:
     return chess.Move(chess.square_mirror(move.from_square), chess.square_mirror(move.to_square), move.promotion)
 
@@ -68,7 +85,7 @@ class ChessBenchDataset(torch.utils.data.Dataset):
                  max_rows: int | None = None, colour_flip_share: float = 0.0, seed: int = 0):
         if not 0 <= colour_flip_share <= 1:
             raise ValueError("colour_flip_share must be in [0, 1]")
-        table = pa.concat_tables(read_annotated(Path(r), columns=_COLUMNS, split=split) for r in roots)
+        table = pa.concat_tables(_read(Path(r), split, config.head) for r in roots)
         if max_rows is not None:
             table = table.slice(0, max_rows)
         self.head = config.head
