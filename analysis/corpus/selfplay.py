@@ -4,8 +4,8 @@ A game starts with a random named opening line and continues with one Maia playi
 each move sampled from its policy at a temperature, so games out of one opening differ. Its
 positions are kept from the end of the line on, and the line's positions before ply
 ``opening_plies`` too: those recur in every game, as the first moves do in real games (the corpus
-keeps them once per game); the rest of the line would only repeat itself. The games of one call advance in lockstep, one batched forward pass a ply, and
-every random draw comes from the generator given, so a call's games depend on its seed alone.
+keeps them once per game); the rest of the line would only repeat itself. The games of one call
+advance in lockstep, one batched forward pass a ply, and every random draw comes from the generator given, so a call's games depend on its seed alone.
 """
 
 from __future__ import annotations
