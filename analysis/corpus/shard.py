@@ -4,7 +4,8 @@ Shard ``i`` holds the master games dealt to it (``masters.shard_masters``) and, 
 turn, ``games_per_maia`` self-play games drawn from ``numpy.random.default_rng([seed, i])``. It
 keeps the first occurrence of each position (Polyglot Zobrist key), once per game before ply
 ``opening_plies``, and none of the held-out ones; positions already in earlier shards are dropped
-when the shard is committed (``build``), so a shard's bytes depend on the seed, its index and the shards before it, not on the workers.
+when the shard is committed (``build``), so a shard's bytes depend on the seed, its index and the
+shards before it, not on the workers.
 """
 
 from __future__ import annotations
