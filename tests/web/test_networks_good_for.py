@@ -10,7 +10,7 @@ import pytest
 from tests.web.test_networks_page import shipped_rows
 from webapp.networks.figures import good_for
 
-CARDS = ["ag-cpu", "cb-sv", "cf-shaw", "giraffe", "maia-1100", "maia-1500", "maia-1900"]
+CARDS = ["ag-cpu", "cb-sv", "cf-corpus", "cf-shaw", "giraffe", "maia-1100", "maia-1500", "maia-1900"]
 REPOSITORY_WORDS = re.compile(r"\.\./|shared/|\.md\b|`|docs/|weights/|configs/|\.toml|\.safetensors")
 
 
