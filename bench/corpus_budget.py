@@ -22,7 +22,7 @@ import chess
 import chess.engine
 
 from analysis.corpus.label import Labeller, require_stockfish
-from analysis.corpus.reader import read_corpus
+from analysis.data.corpus_files import read_corpus
 from analysis.data.sources import PositionSource
 
 POLICY_TEMPERATURE = 0.02  # analysis.train.dataset.PositionDataset's default

@@ -63,7 +63,7 @@ def test_a_resumed_build_on_one_worker_writes_the_same_bytes_as_one_run_on_two(t
 
 def test_every_position_is_there_once_and_no_held_out_one(tiny):
     """Once overall, or once per game before ``opening_plies``; never a held-out one."""
-    from analysis.corpus.reader import read_corpus
+    from analysis.data.corpus_files import read_corpus
     from analysis.data.held_out import held_out_zobrist
 
     cfg, whole, _, _ = tiny
@@ -84,7 +84,7 @@ def test_every_position_is_there_once_and_no_held_out_one(tiny):
 def test_the_start_position_is_there_once_per_game_with_one_label(tiny):
     """Every game, master or self-play, contributes its first plies with their real (short) history,
     so the empty history planes of the start position are seen as often as games start."""
-    from analysis.corpus.reader import read_corpus
+    from analysis.data.corpus_files import read_corpus
 
     _, whole, _, _ = tiny
     rows = read_corpus(whole).to_pylist()
@@ -98,7 +98,7 @@ def test_the_start_position_is_there_once_per_game_with_one_label(tiny):
 
 def test_the_schema_and_the_labels_are_stockfish_at_the_budget(tiny):
     from analysis.corpus.label import Labeller
-    from analysis.corpus.reader import read_corpus
+    from analysis.data.corpus_files import read_corpus
     from analysis.corpus.shard import SCHEMA
     from analysis.data.sources import PositionSource
 
@@ -242,7 +242,7 @@ def test_the_labeller_gives_python_chess_labels_exactly(tiny):
     """The bare UCI pipe (analysis.corpus.uci) sends what python-chess sends and reads what it reads: equal
     labels on corpus positions with their histories, a mate for the mover, a mate against and an en passant."""
     from analysis.corpus.label import Labeller
-    from analysis.corpus.reader import read_corpus
+    from analysis.data.corpus_files import read_corpus
     from analysis.data.sources import PositionSource
     from analysis.engines.stockfish import open_stockfish
 
@@ -267,7 +267,7 @@ def test_the_labeller_gives_python_chess_labels_exactly(tiny):
 
 
 def test_value_quality_reads_a_corpus(tiny):
-    from analysis.corpus.reader import read_corpus
+    from analysis.data.corpus_files import read_corpus
     from analysis.eval.value_quality import load_value_samples
 
     _, whole, _, _ = tiny
@@ -309,7 +309,7 @@ def test_a_corpus_and_an_annotated_dataset_train_together(tiny, tiny_dataset_dir
 def test_a_chessbench_state_value_net_reads_a_corpus_beside_a_dataset(tiny, tiny_dataset_dir):
     """ChessBench's state-value rows are the corpus's positions and win probabilities; an action-value
     head is refused there (the corpus values only Stockfish's top moves), with a message."""
-    from analysis.corpus.reader import read_corpus
+    from analysis.data.corpus_files import read_corpus
     from analysis.models.chessbench.config import PRESETS
     from analysis.models.chessbench.data import ChessBenchDataset
 

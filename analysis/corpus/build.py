@@ -24,10 +24,8 @@ import pyarrow.parquet as pq
 from analysis.corpus.config import CorpusConfig
 from analysis.corpus.label import require_stockfish, stockfish_version
 from analysis.corpus.shard import SCHEMA, ShardMaker, ShardStats
+from analysis.data.corpus_files import committed_shards, shard_path
 from analysis.data.store import read_card, update_card, write_table_atomic
-
-SHARD_DIR = "shards"
-
 
 class RecipeMismatch(ValueError):
     """A rerun whose recipe differs from the one the directory was built with."""
@@ -41,18 +39,6 @@ class RunLimits:
     max_shards: int | None = None  # shards in the corpus
     max_wall_minutes: float | None = None  # no shard is started after this; those under way finish
     workers: int = 1
-
-
-def shard_path(root: Path, index: int) -> Path:
-    return root / SHARD_DIR / f"shard-{index:05d}.parquet"
-
-
-def committed_shards(root: Path) -> list[Path]:
-    """The shards 0, 1, ... present without a gap (a build never leaves one)."""
-    out = []
-    while shard_path(root, len(out)).exists():
-        out.append(shard_path(root, len(out)))
-    return out
 
 
 def build_corpus(root: Path, cfg: CorpusConfig, limits: RunLimits, *, stockfish: str | None = None,

@@ -14,28 +14,11 @@ from typing import Iterable
 import chess
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
+from analysis.data.corpus_files import read_corpus
 from analysis.data.sources import PositionSource
 from analysis.data.store import ANNOTATED_SCHEMA
 from analysis.encoding import legal_move_indices, move_to_index, pack
-
-
-def is_corpus(root: Path) -> bool:
-    return (root / "shards").is_dir()
-
-
-def read_corpus(root: Path, *, columns: Iterable[str] | None = None, split: str | None = None) -> pa.Table:
-    """All committed shards as one table (the corpus's own schema), optionally one split only."""
-    from analysis.corpus.build import committed_shards
-
-    shards = committed_shards(root)
-    if not shards:
-        raise FileNotFoundError(f"no corpus shards under {root / 'shards'}")
-    cols = None if columns is None else sorted(set(columns) | ({"split"} if split else set()))
-    table = pa.concat_tables(pq.read_table(p, columns=cols) for p in shards)
-    return table if split is None else table.filter(pc.equal(table["split"], split))
 
 
 def read_as_annotated(root: Path, *, columns: Iterable[str] | None = None, split: str | None = None) -> pa.Table:

@@ -33,7 +33,7 @@ import chess
 import numpy as np
 
 from analysis.data.sources import PositionSource
-from analysis.corpus.reader import is_corpus, read_corpus
+from analysis.data.corpus_files import is_corpus, read_corpus
 from analysis.data.store import read_annotated
 
 CALIBRATION_BINS = 10

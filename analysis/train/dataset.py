@@ -37,7 +37,8 @@ import numpy as np
 import pyarrow as pa
 import torch
 
-from analysis.corpus.reader import is_corpus, read_as_annotated
+from analysis.corpus.reader import read_as_annotated
+from analysis.data.corpus_files import is_corpus
 from analysis.data.store import PLANES_BYTES, read_annotated
 from analysis.encoding import POLICY_SIZE, pack
 from analysis.encoding.lc0_planes import BLACK_TO_MOVE_PLANE, bitboard_rows, unpack_planes

@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import torch
 
-from analysis.corpus.reader import is_corpus, read_corpus
+from analysis.data.corpus_files import is_corpus, read_corpus
 from analysis.data.store import ANNOTATED_SCHEMA, read_annotated
 from analysis.encoding import get_encoding
 from analysis.encoding.chessbench import NAME as ENCODING
