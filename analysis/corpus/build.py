@@ -27,6 +27,7 @@ from analysis.corpus.shard import SCHEMA, ShardMaker, ShardStats
 from analysis.data.corpus_files import committed_shards, shard_path
 from analysis.data.store import read_card, update_card, write_table_atomic
 
+
 class RecipeMismatch(ValueError):
     """A rerun whose recipe differs from the one the directory was built with."""
 
@@ -165,7 +166,7 @@ def corpus_status(root: Path) -> dict:
     rows = sum(pq.ParquetFile(p).metadata.num_rows for p in shards)
     distinct = len({key for p in shards for key in pq.read_table(p, columns=["key"])["key"].to_pylist()})
     size = sum(p.stat().st_size for p in shards)
-    positions = max(rows, 1)
+    per_row = 1 / max(rows, 1)
     return {
         "recipe": card["recipe"],
         "shards": len(shards),
@@ -176,11 +177,11 @@ def corpus_status(root: Path) -> dict:
         "by_source": build.get("by_source", {}),
         "dropped": build.get("dropped", {}),
         "bytes": size,
-        "bytes_per_row": round(size / positions, 1),
+        "bytes_per_row": round(size * per_row, 1),
         "generate_s": build.get("generate_s", 0.0),
         "label_s": build.get("label_s", 0.0),
-        "ms_per_row": {"generate": round(1000 * build.get("generate_s", 0.0) / positions, 2),
-                            "label": round(1000 * build.get("label_s", 0.0) / positions, 2)},
+        "ms_per_row": {"generate": round(1000 * build.get("generate_s", 0.0) * per_row, 2),
+                       "label": round(1000 * build.get("label_s", 0.0) * per_row, 2)},
     }
 
 

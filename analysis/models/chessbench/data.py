@@ -61,12 +61,10 @@ def _read(root: Path, split: str, head: str) -> pa.Table:
     if head == ACTION_VALUE:
         raise ValueError(f"{root} is a position corpus: it values only Stockfish's top moves, not every legal "
                          "move, so it trains a state-value or behavioural-cloning head, not action value")
-    table = read_corpus(root, columns=_COLUMNS[:3], split=split)
-    empty = pa.nulls(table.num_rows, ANNOTATED_SCHEMA.field("action_indices").type)
-    return pa.table({"fen": table["fen"], "win": table["win"], "best_move": table["best_move"],
-                     "action_indices": empty,
-                     "action_win": pa.nulls(table.num_rows, ANNOTATED_SCHEMA.field("action_win").type)},
-                    schema=pa.schema([ANNOTATED_SCHEMA.field(c) for c in _COLUMNS]))
+    table = read_corpus(root, columns=["fen", "win", "best_move"], split=split)
+    schema = pa.schema([ANNOTATED_SCHEMA.field(c) for c in _COLUMNS])
+    return pa.table([table[c] if c in table.column_names else pa.nulls(table.num_rows, schema.field(c).type)
+                     for c in _COLUMNS], schema=schema)
 
 
 def _mirror(move: chess.Move) -> chess.Move:
