@@ -32,8 +32,8 @@ from typing import Sequence
 import chess
 import numpy as np
 
-from analysis.data.sources import PositionSource
 from analysis.data.corpus_files import is_corpus, read_corpus
+from analysis.data.sources import PositionSource
 from analysis.data.store import read_annotated
 
 CALIBRATION_BINS = 10
