@@ -323,3 +323,50 @@ def test_a_chessbench_state_value_net_reads_a_corpus_beside_a_dataset(tiny, tiny
     assert len(both) == len(alone) + len(ChessBenchDataset([tiny_dataset_dir], "train", sv))
     with pytest.raises(ValueError, match="state-value"):
         ChessBenchDataset([whole], "train", PRESETS["cb-tiny"])
+
+
+def test_a_corpus_gives_chessbench_its_top_moves_children_as_state_value_samples(tiny, tiny_dataset_dir):
+    """``corpus_children = k``: after the rows (corpus and dataset alike, in order), the position after
+    each corpus row's top k moves, valued 1 - the move's win probability; a dataset row has none."""
+    from analysis.data.corpus_files import read_corpus
+    from analysis.models.chessbench.config import PRESETS
+    from analysis.models.chessbench.data import ChessBenchDataset
+
+    _, whole, _, _ = tiny
+    sv = PRESETS["cb-9m-sv"]
+    rows = read_corpus(whole, split="train").to_pylist()
+    plain = ChessBenchDataset([whole, tiny_dataset_dir], "train", sv)
+    with_children = ChessBenchDataset([whole, tiny_dataset_dir], "train", sv, corpus_children=2)
+    expected_fens, expected_wins = [], []
+    for row in rows:
+        for move, win in list(zip(row["top_moves"], row["top_win"]))[:2]:
+            board = chess.Board(row["fen"])
+            board.push_uci(move)
+            expected_fens.append(board.fen())
+            expected_wins.append(1 - win)
+    assert len(expected_fens) > len(rows)  # most rows have two lines or more
+    assert with_children.fens == plain.fens + expected_fens
+    values = with_children[np.arange(len(with_children))]["win"].tolist()
+    assert values[len(plain):] == pytest.approx(expected_wins, abs=1e-6)
+    capped = ChessBenchDataset([whole], "train", sv, corpus_children=1, max_rows=3)
+    assert len(capped) == 3 + sum(min(1, len(r["top_moves"])) for r in rows[:3])  # the cap counts corpus rows
+
+
+def test_corpus_children_are_for_state_value_only():
+    from analysis.models.chessbench.config import PRESETS
+    from analysis.models.chessbench.data import ChessBenchDataset
+    from analysis.train.config import TrainConfig
+    from analysis.train.loop import training_dataset
+
+    from analysis.models.alphagateau.data import make_dataset as alphagateau_dataset
+
+    with pytest.raises(ValueError, match="state value only"):
+        ChessBenchDataset([Path("unused")], "train", PRESETS["cb-tiny"], corpus_children=3)
+    with pytest.raises(ValueError, match="AlphaGateau trains a policy"):
+        alphagateau_dataset([Path("unused")], "train", None, corpus_children=3)
+    lc0_planes = type("Family", (), {"dataset": None})()
+    with pytest.raises(ValueError, match="lc0-plane loader"):
+        training_dataset(lc0_planes, TrainConfig(data=Path("unused"), out=Path("unused"), corpus_children=3),
+                         "train", None)
+    with pytest.raises(ValueError, match="corpus_children must be"):
+        TrainConfig(data=Path("unused"), out=Path("unused"), corpus_children=-1).validate()

@@ -50,3 +50,80 @@ def test_stockfish_is_the_reference_and_barely_swings():
     path = require_stockfish()
     reference = stockfish_swing(game_boards(OPERA_GAME), 20000, stockfish=path)
     assert reference["nodes"] == 20000 and abs(reference["swing"]) < 0.03
+
+
+GAMES_PGN = """[Result "1-0"]
+
+1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0
+
+[Result "1/2-1/2"]
+
+1. d4 d5 2. c4 e6 1/2-1/2
+
+[Result "0-1"]
+
+1. f3 e5 2. g4 Qh4# 0-1
+"""
+
+
+def test_the_held_out_games_are_the_decisive_ones_of_the_corpus_test_split(tmp_path):
+    from analysis.corpus.masters import master_games
+    from analysis.data.plan import game_split
+    from analysis.eval.value_swing import held_out_decisive_games
+
+    pgn = tmp_path / "three.pgn"
+    pgn.write_text(GAMES_PGN)
+    games = held_out_decisive_games([pgn], test_share=0.999999, seed=0)
+    assert [game_id for game_id, _ in games] == ["master:three:0", "master:three:2"]  # not the draw
+    ids = {game.game_id for game in master_games([pgn])}  # the corpus builder's own ids
+    assert {game_id for game_id, _ in games} <= ids
+    assert [len(boards) for _, boards in games] == [8, 5] and games[1][1][-1].is_checkmate()
+    assert held_out_decisive_games([pgn], test_share=0.0, seed=0) == []
+    chosen = held_out_decisive_games([pgn], test_share=0.5, seed=3)
+    assert [g for g, _ in chosen] == [g for g in ("master:three:0", "master:three:2") if game_split(g, 0.5, 3) == "test"]
+
+
+@pytest.mark.parametrize("bias", [0.0, 0.04])
+def test_the_swing_over_games_is_the_mean_of_each_games_with_an_interval(bias):
+    from analysis.eval.value_swing import games_swing
+
+    games = [("opera", game_boards(OPERA_GAME)), ("mate", game_boards(GAMES_PGN))]
+    result = games_swing(ScoreEvaluator(lambda board: 0.5 + bias), games)
+    assert result["games"] == 2 and result["positions"] == 34 + 8
+    assert [row["network"] for row in result["per_game"]] == pytest.approx([2 * bias] * 2, abs=1e-4)
+    assert result["network"]["mean"] == pytest.approx(2 * bias, abs=1e-4)
+    assert result["network"]["ci95"] == pytest.approx([2 * bias] * 2, abs=1e-4)
+    assert "stockfish" not in result
+    with pytest.raises(ValueError, match="no games"):
+        games_swing(ScoreEvaluator(material_score), [])
+
+
+def test_the_difference_is_paired_game_by_game_with_stockfish():
+    from analysis.eval.value_swing import games_swing
+    from tests.conftest import require_stockfish
+
+    path = require_stockfish()
+    games = [("opera", game_boards(OPERA_GAME)), ("mate", game_boards(GAMES_PGN))]
+    result = games_swing(ScoreEvaluator(material_score), games, stockfish_nodes=2000, stockfish=path)
+    rows = result["per_game"]
+    assert rows[0]["network"] == pytest.approx(-0.0723, abs=1e-4)  # as on the Opera game alone
+    assert result["stockfish"]["nodes"] == 2000
+    assert result["difference"]["mean"] == pytest.approx(
+        sum(r["network"] - r["stockfish"] for r in rows) / 2, abs=1e-4)
+
+
+def test_the_corpus_test_games_from_the_command_line(monkeypatch, capsys):
+    import json
+
+    import analysis.checkpoint
+    from analysis.data.plan import game_split
+    from tests.conftest import require_shared_data
+
+    require_shared_data("pgn")
+    monkeypatch.setattr(analysis.checkpoint, "load_evaluator", lambda path, device: ScoreEvaluator(material_score))
+    assert main(["--model", "material", "--test-games", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["games"] >= 20 and result["network"]["ci95"] is not None
+    assert all(game_split(row["game"], 0.05, 0) == "test" for row in result["per_game"])
+    with pytest.raises(SystemExit):  # one game or the test games, not both
+        main(["--model", "material", "--test-games", "--pgn", "game.pgn"])

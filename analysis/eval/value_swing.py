@@ -1,4 +1,4 @@
-"""The side-to-move swing of a network's value along one decisive game.
+"""The side-to-move swing of a network's value along one decisive game, or many.
 
 A value that favours whoever is to move lifts White's expected score on White's plies and drops it on
 Black's, so the game page's line zig-zags. The swing is the mean of the network's expected score (in
@@ -14,6 +14,15 @@ so the figure is read beside a reference's on the same game: ``--stockfish-nodes
 swing (its win probability at that node budget; a finished game's result where the game has ended).
 
 Without ``--pgn`` the game is Morphy's Opera game (Paris 1858), the site's own demonstration game.
+
+One game is one sample, and its course weighs on the figure. ``--test-games`` takes every decisive
+master game (``../shared/data/pgn``) that the corpus keeps for its test split (no training row of the
+corpus comes from them; older datasets drew on the same files, so a network trained on those may have
+seen them), and reports the mean swing over games with a bootstrap 95% interval; with
+``--stockfish-nodes``, also Stockfish's on the same games and the paired difference (network minus
+Stockfish, game by game), which takes the games' own course out:
+
+    python -m analysis.eval.value_swing --model M --test-games --stockfish-nodes 20000 --json
 """
 
 from __future__ import annotations
@@ -45,6 +54,11 @@ def game_boards(pgn_text: str) -> list[chess.Board]:
     game = chess.pgn.read_game(io.StringIO(pgn_text))
     if game is None or game.errors:
         raise ValueError(f"not a readable PGN game: {game.errors[0] if game else 'no game'}")
+    return mainline_boards(game)
+
+
+def mainline_boards(game: chess.pgn.Game) -> list[chess.Board]:
+    """The positions of ``game``'s main line, each with its move history (for the lc0 planes)."""
     board = game.board()
     boards = [board.copy()]
     for move in game.mainline_moves():
@@ -53,6 +67,26 @@ def game_boards(pgn_text: str) -> list[chess.Board]:
     if len(boards) < 3:
         raise ValueError("the swing needs a game of at least two moves")
     return boards
+
+
+def held_out_decisive_games(pgn_files: Sequence[Path], *, test_share: float,
+                            seed: int) -> list[tuple[str, list[chess.Board]]]:
+    """(corpus game id, boards) of each decisive master game in the corpus's test split.
+
+    The ids and the split are the corpus builder's (``analysis.corpus.masters``): no corpus training row
+    comes from these games.
+    """
+    from analysis.corpus.masters import SOURCE
+    from analysis.data.plan import game_split
+    from analysis.data.sources import pgn_games
+
+    games = []
+    for game_id, game in pgn_games(list(pgn_files)):
+        corpus_id = f"{SOURCE}:{game_id}"
+        decisive = game.headers.get("Result") in ("1-0", "0-1")
+        if decisive and game_split(corpus_id, test_share, seed) == "test":
+            games.append((corpus_id, mainline_boards(game)))
+    return games
 
 
 def swing(white_scores: Sequence[float], white_to_move: Sequence[bool]) -> float:
@@ -92,32 +126,82 @@ def stockfish_swing(boards: list[chess.Board], nodes: int, stockfish: str | None
     return {"swing": round(swing(scores, [b.turn == chess.WHITE for b in boards]), 4), "nodes": nodes}
 
 
+def games_swing(evaluator, games: list[tuple[str, list[chess.Board]]], *, stockfish_nodes: int | None = None,
+                stockfish: str | None = None) -> dict:
+    """The swing game by game, its mean over games with a bootstrap 95% interval and, with
+    ``stockfish_nodes``, Stockfish's and the paired difference (network minus Stockfish)."""
+    import numpy as np
+
+    from analysis.eval.settling import mean_interval
+
+    if not games:
+        raise ValueError("no games to measure the swing on")
+    network = np.array([value_swing(evaluator, boards)["swing"] for _, boards in games])
+    per_game = [{"game": game_id, "network": float(s)} for (game_id, _), s in zip(games, network)]
+    result = {"games": len(games), "positions": sum(len(boards) for _, boards in games),
+              "network": mean_interval(network)}
+    if stockfish_nodes:
+        reference = np.array([stockfish_swing(boards, stockfish_nodes, stockfish)["swing"] for _, boards in games])
+        for row, s in zip(per_game, reference):
+            row["stockfish"] = float(s)
+        result |= {"stockfish": {"nodes": stockfish_nodes, **mean_interval(reference)},
+                   "difference": mean_interval(network - reference)}
+    return result | {"per_game": per_game}
+
+
+def _interval_text(found: dict) -> str:
+    low, high = found["ci95"] or (float("nan"), float("nan"))
+    return f"{found['mean']:+.3f} [{low:+.3f}, {high:+.3f}]"
+
+
+def _measure(args) -> tuple[dict, str]:
+    """The JSON result and its one-line summary, for one game or for the corpus's test games."""
+    from analysis.checkpoint import load_evaluator
+
+    evaluator = load_evaluator(args.model, device="cpu")
+    if args.test_games:
+        from analysis.corpus.config import CorpusConfig
+
+        corpus = CorpusConfig()
+        games = held_out_decisive_games(corpus.pgn_files, test_share=corpus.test_share, seed=corpus.seed)
+        result = {"model": args.model, **games_swing(evaluator, games, stockfish_nodes=args.stockfish_nodes)}
+        text = (f"{args.model}: side-to-move swing {_interval_text(result['network'])} over {result['games']} "
+                f"decisive test games")
+        if args.stockfish_nodes:
+            text += (f"; Stockfish at {args.stockfish_nodes} nodes {_interval_text(result['stockfish'])}; "
+                     f"difference {_interval_text(result['difference'])}")
+        return result, text
+    boards = game_boards(args.pgn.read_text() if args.pgn else OPERA_GAME)
+    result = {"model": args.model, **value_swing(evaluator, boards)}
+    text = f"{args.model}: side-to-move swing {result['swing']:+.3f} over {result['positions']} positions"
+    if args.stockfish_nodes:
+        result["stockfish"] = stockfish_swing(boards, args.stockfish_nodes)
+        text += f"; Stockfish at {args.stockfish_nodes} nodes {result['stockfish']['swing']:+.3f}"
+    return result, text
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m analysis.eval.value_swing", description=__doc__.split("\n")[0])
     parser.add_argument("--model", required=True, help="checkpoint path")
-    parser.add_argument("--pgn", type=Path, help="a PGN file whose first game is used (default: the Opera game)")
+    games = parser.add_mutually_exclusive_group()
+    games.add_argument("--pgn", type=Path, help="a PGN file whose first game is used (default: the Opera game)")
+    games.add_argument("--test-games", action="store_true",
+                       help="every decisive master game in the corpus's test split (seed 0), with an interval")
     parser.add_argument("--stockfish-nodes", type=int, help="also Stockfish's swing at this node budget")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     import torch
 
-    from analysis.checkpoint import load_evaluator
     from analysis.errors import CheckpointError
 
     torch.set_num_threads(args.threads)
     try:
-        boards = game_boards(args.pgn.read_text() if args.pgn else OPERA_GAME)
-        result = {"model": args.model, **value_swing(load_evaluator(args.model, device="cpu"), boards)}
-        if args.stockfish_nodes:
-            result["stockfish"] = stockfish_swing(boards, args.stockfish_nodes)
+        result, text = _measure(args)
     except (OSError, ValueError, CheckpointError, chess.engine.EngineError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    reference = (f"; Stockfish at {args.stockfish_nodes} nodes {result['stockfish']['swing']:+.3f}"
-                 if args.stockfish_nodes else "")
-    print(json.dumps(result) if args.json else
-          f"{args.model}: side-to-move swing {result['swing']:+.3f} over {result['positions']} positions{reference}")
+    print(json.dumps(result) if args.json else text)
     return 0
 
 

@@ -52,6 +52,10 @@ class TrainConfig:
     # Share of training rows given as their colour mirror (lc0 planes: plane 108, "black to move",
     # toggled; AlphaGateau: analysis.models.alphagateau.data).
     colour_flip_share: float = 0.0
+    # A position corpus's top k moves as state-value samples of their own (training rows only): the
+    # position after each move, valued 1 - the move's win probability. Only a loader that values
+    # positions from FENs takes it (ChessBench's state value); 0: the corpus rows alone.
+    corpus_children: int = 0
     loss: Any = None  # the family's loss weights (its ``loss_weights`` type); None: its defaults
     val_every: int = 100
     val_batches: int = 8
@@ -117,6 +121,8 @@ class TrainConfig:
             raise ValueError(f"wdl_target must be win or stockfish, not {self.wdl_target!r}")
         if not (0 <= self.fen_only_share <= 1 and 0 <= self.colour_flip_share <= 1):
             raise ValueError("fen_only_share and colour_flip_share must be in [0, 1]")
+        if self.corpus_children < 0:
+            raise ValueError("corpus_children must be >= 0")
         if self.optimizer not in ("nadam", "adam"):
             raise ValueError(f"optimizer must be nadam or adam, not {self.optimizer!r}")
         if self.ema_decay is not None and not 0 < self.ema_decay < 1:

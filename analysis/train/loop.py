@@ -62,14 +62,18 @@ _OPTIMIZERS = {"nadam": torch.optim.NAdam, "adam": torch.optim.Adam}
 
 def training_dataset(family, cfg: TrainConfig, split: str, model_config):
     """The family's training data for ``split`` (its own loader, else the lc0-plane rows)."""
+    training = split == "train"  # augmentations and the row cap are for training rows only
     if family.dataset is not None:
-        training = split == "train"  # augmentations and the row cap are for training rows only
+        options = {"corpus_children": cfg.corpus_children} if cfg.corpus_children and training else {}
         return family.dataset(cfg.datasets, split, model_config,
                               max_rows=cfg.max_train_rows if training else None,
                               policy_temperature=cfg.policy_temperature,
                               fen_only_share=cfg.fen_only_share if training else 0.0,
-                              colour_flip_share=cfg.colour_flip_share if training else 0.0, seed=cfg.seed)
-    if split == "train":
+                              colour_flip_share=cfg.colour_flip_share if training else 0.0, seed=cfg.seed,
+                              **options)
+    if cfg.corpus_children:
+        raise ValueError("corpus_children adds state-value samples: the lc0-plane loader trains a policy too")
+    if training:
         return PositionDataset(cfg.datasets, "train", policy_temperature=cfg.policy_temperature,
                                max_rows=cfg.max_train_rows, wdl_target=cfg.wdl_target,
                                fen_only_share=cfg.fen_only_share, colour_flip_share=cfg.colour_flip_share,

@@ -169,7 +169,9 @@ class GraphDataset(torch.utils.data.Dataset):
 
 def make_dataset(roots: Sequence[Path], split: str, config: AlphaGateauConfig, *, max_rows: int | None = None,
                  policy_temperature: float = 0.02, fen_only_share: float = 0.0, colour_flip_share: float = 0.0,
-                 seed: int = 0) -> GraphDataset:
+                 seed: int = 0, corpus_children: int = 0) -> GraphDataset:
     """The family's training-data hook (``ModelFamily.dataset``); the run's WDL target does not apply."""
+    if corpus_children:
+        raise ValueError("corpus_children adds state-value samples: AlphaGateau trains a policy on every row")
     return GraphDataset(roots, split, config, policy_temperature=policy_temperature, max_rows=max_rows,
                         fen_only_share=fen_only_share, colour_flip_share=colour_flip_share, seed=seed)

@@ -9,7 +9,10 @@ steps are not held up by Python string work).
 - action value: one sample per (position, move) pair of the multipv-annotated rows,
   the store's ``action_indices`` (lc0 policy indices, turned into real moves and then
   ChessBench actions) with their ``action_win``; rows without multipv have no pairs;
-- state value: one sample per row, target ``win``;
+- state value: one sample per row, target ``win``; from a position corpus with ``corpus_children``
+  = k, also one per each row's top k moves: the position after the move, valued 1 - the move's win
+  probability (the side to move changes). Game positions seldom show what a tactic leaves behind; the
+  one-ply agent scores exactly those positions, one per legal move;
 - behavioural cloning: one sample per row, target Stockfish's ``best_move``.
 
 Colour flip (training rows only): with probability ``colour_flip_share`` a sample is given as
@@ -41,6 +44,9 @@ from analysis.models.chessbench.lc0_actions import lc0_indices_to_actions
 from analysis.models.chessbench.config import ACTION_VALUE, BEHAVIOURAL_CLONING, STATE_VALUE, ChessBenchConfig
 
 _COLUMNS = ["fen", "win", "best_move", "action_indices", "action_win"]
+_TOP = ["top_moves", "top_win"]  # a position corpus's top k lines (analysis.corpus.shard.SCHEMA)
+_SCHEMA = pa.schema([*(ANNOTATED_SCHEMA.field(c) for c in _COLUMNS),
+                     ("top_moves", pa.list_(pa.string())), ("top_win", pa.list_(pa.float32()))])
 
 
 def _action_pairs(tokens: np.ndarray, lc0_indices: pa.ChunkedArray, wins: pa.ChunkedArray
@@ -55,16 +61,35 @@ def _action_pairs(tokens: np.ndarray, lc0_indices: pa.ChunkedArray, wins: pa.Chu
 
 def _read(root: Path, split: str, head: str) -> pa.Table:
     """The rows this family reads, from an annotated dataset or a position corpus (``analysis.corpus``).
-    A corpus holds only its top k moves' values, all of them good moves: no action-value target."""
+    A corpus holds only its top k moves' values, all of them good moves: no action-value target.
+    ``top_moves`` and ``top_win`` are a corpus's (null for a dataset's rows): ``corpus_children``."""
     if not is_corpus(root):
-        return read_annotated(root, columns=_COLUMNS, split=split).select(_COLUMNS)
-    if head == ACTION_VALUE:
+        table = read_annotated(root, columns=_COLUMNS, split=split)
+    elif head == ACTION_VALUE:
         raise ValueError(f"{root} is a position corpus: it values only Stockfish's top moves, not every legal "
                          "move, so it trains a state-value or behavioural-cloning head, not action value")
-    table = read_corpus(root, columns=["fen", "win", "best_move"], split=split)
-    schema = pa.schema([ANNOTATED_SCHEMA.field(c) for c in _COLUMNS])
-    return pa.table([table[c] if c in table.column_names else pa.nulls(table.num_rows, schema.field(c).type)
-                     for c in _COLUMNS], schema=schema)
+    else:
+        table = read_corpus(root, columns=["fen", "win", "best_move", *_TOP], split=split)
+    return pa.table([table[c] if c in table.column_names else pa.nulls(table.num_rows, _SCHEMA.field(c).type)
+                     for c in _SCHEMA.names], schema=_SCHEMA)
+
+
+def _with_children(table: pa.Table, k: int) -> pa.Table:
+    """``table`` and, after it, the position after each row's top ``k`` moves, valued 1 - that move's
+    win probability (the other side is to move)."""
+    fens, wins = [], []
+    for fen, moves, move_wins in zip(table["fen"].to_pylist(), table["top_moves"].to_pylist(),
+                                     table["top_win"].to_pylist()):
+        board = chess.Board(fen)
+        for move, win in zip((moves or [])[:k], (move_wins or [])[:k]):
+            board.push(chess.Move.from_uci(move))
+            fens.append(board.fen())
+            wins.append(1.0 - win)
+            board.pop()
+    columns = {"fen": pa.array(fens, pa.string()), "win": pa.array(wins, _SCHEMA.field("win").type)}
+    children = pa.table([columns.get(c, pa.nulls(len(fens), _SCHEMA.field(c).type)) for c in _SCHEMA.names],
+                        schema=_SCHEMA)
+    return pa.concat_tables([table, children])
 
 
 def _mirror(move: chess.Move) -> chess.Move:
@@ -80,12 +105,17 @@ class ChessBenchDataset(torch.utils.data.Dataset):
     """Indexed by an array of sample numbers; returns a whole batch as tensors."""
 
     def __init__(self, roots: Sequence[Path], split: str, config: ChessBenchConfig, *,
-                 max_rows: int | None = None, colour_flip_share: float = 0.0, seed: int = 0):
+                 max_rows: int | None = None, colour_flip_share: float = 0.0, seed: int = 0,
+                 corpus_children: int = 0):
         if not 0 <= colour_flip_share <= 1:
             raise ValueError("colour_flip_share must be in [0, 1]")
+        if corpus_children and config.head != STATE_VALUE:
+            raise ValueError("corpus_children adds positions valued by their win probability: state value only")
         table = pa.concat_tables(_read(Path(r), split, config.head) for r in roots)
         if max_rows is not None:
             table = table.slice(0, max_rows)
+        if corpus_children:
+            table = _with_children(table, corpus_children)
         self.head = config.head
         self.fens = fens = table["fen"].to_pylist()
         self.tokens = get_encoding(ENCODING).encode_fens(fens).astype(np.uint8)  # (rows, 77): 31 symbols
@@ -130,7 +160,9 @@ class ChessBenchDataset(torch.utils.data.Dataset):
 
 def make_dataset(roots: Sequence[Path], split: str, config: ChessBenchConfig, *,
                  max_rows: int | None = None, policy_temperature: float | None = None,
-                 fen_only_share: float = 0.0, colour_flip_share: float = 0.0, seed: int = 0) -> ChessBenchDataset:
+                 fen_only_share: float = 0.0, colour_flip_share: float = 0.0, seed: int = 0,
+                 corpus_children: int = 0) -> ChessBenchDataset:
     """The family's training-data hook (``ModelFamily.dataset``). The lc0-plane settings of a run
     (policy temperature, WDL target, history dropout) do not apply here: a FEN has no history."""
-    return ChessBenchDataset(roots, split, config, max_rows=max_rows, colour_flip_share=colour_flip_share, seed=seed)
+    return ChessBenchDataset(roots, split, config, max_rows=max_rows, colour_flip_share=colour_flip_share, seed=seed,
+                             corpus_children=corpus_children)
