@@ -30,9 +30,14 @@ class MasterGame:
         return out
 
 
+def corpus_game_id(pgn_game_id: str) -> str:
+    """A master game's id in the corpus (its split unit), from ``pgn_games``'s file:index id."""
+    return f"{SOURCE}:{pgn_game_id}"
+
+
 def master_games(pgn_files: list[Path]) -> list[MasterGame]:
     """The games' moves in file order (positions are made per shard: a few games each)."""
-    return [MasterGame(f"{SOURCE}:{game_id}", game.board().fen(), tuple(game.mainline_moves()))
+    return [MasterGame(corpus_game_id(game_id), game.board().fen(), tuple(game.mainline_moves()))
             for game_id, game in pgn_games(pgn_files)]
 
 

@@ -76,13 +76,13 @@ def held_out_decisive_games(pgn_files: Sequence[Path], *, test_share: float,
     The ids and the split are the corpus builder's (``analysis.corpus.masters``): no corpus training row
     comes from these games.
     """
-    from analysis.corpus.masters import SOURCE
+    from analysis.corpus.masters import corpus_game_id
     from analysis.data.plan import game_split
     from analysis.data.sources import pgn_games
 
     games = []
     for game_id, game in pgn_games(list(pgn_files)):
-        corpus_id = f"{SOURCE}:{game_id}"
+        corpus_id = corpus_game_id(game_id)
         decisive = game.headers.get("Result") in ("1-0", "0-1")
         if decisive and game_split(corpus_id, test_share, seed) == "test":
             games.append((corpus_id, mainline_boards(game)))
